@@ -1,0 +1,501 @@
+"""Discover run folders, read them into polars, validate them against their test set.
+
+A run folder holds ``run.json`` (the manifest) and ``results.jsonl`` or ``results.parquet``. JSON Lines
+are validated line by line (precise errors) and converted once to parquet in a cache keyed by path,
+mtime and size, so a second load is a parquet read. Run files are never written.
+
+:func:`load_runs` never raises for a bad run: it returns the runs that loaded and the problems of the
+ones that did not, so one broken file cannot take the others down.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from pydantic import ValidationError
+
+from evalcore.errors import InputError, Problem, Problems, short
+from evalcore.jsonl import field_path, iter_jsonl, loads_strict, validate_line
+from evalcore.schema import ResultRecord, RunManifest
+from evalcore.testset import TestSet, read_testset
+
+CACHE_VERSION = "3"
+
+RESULTS_SCHEMA: dict[str, Any] = {
+    "qid": pl.String,
+    "line": pl.Int64,
+    "answer": pl.String,
+    "abstained": pl.Boolean,
+    "abstained_inferred": pl.Boolean,
+    "error": pl.String,
+    "latency_ms": pl.Float64,
+    "input_tokens": pl.Int64,
+    "output_tokens": pl.Int64,
+    "cost_usd": pl.Float64,
+    "correctness": pl.String,
+    "relevance": pl.Float64,
+    "n_claims": pl.Int64,  # null: not judged for faithfulness; 0: no factual claim
+    "judge_model": pl.String,
+    "judge_message_id": pl.String,
+    "n_retrieved": pl.Int64,
+}
+RETRIEVED_SCHEMA: dict[str, Any] = {
+    "qid": pl.String,
+    "chunk_id": pl.String,
+    "doc_id": pl.String,
+    "score": pl.Float64,
+    "text": pl.String,
+    "line": pl.Int64,
+}
+CLAIMS_SCHEMA: dict[str, Any] = {
+    "qid": pl.String,
+    "claim_idx": pl.Int64,
+    "claim": pl.String,
+    "verdict": pl.String,
+    "quote": pl.String,
+    "chunk_id": pl.String,
+}
+EXTERNAL_SCHEMA: dict[str, Any] = {"qid": pl.String, "name": pl.String, "value": pl.Float64}
+
+# What an answer that declines to answer looks like, for runs that do not say so themselves.
+# Deliberately narrow: a false "abstained" hides a wrong answer, so only clear refusals match.
+_REFUSAL = re.compile(
+    r"^\s*(i\s+(do\s+not|don'?t|don’t)\s+know|i\s+(cannot|can'?t|can’t|am\s+unable\s+to)\s+"
+    r"(answer|find|tell)|(the\s+)?(provided\s+)?(context|documentation|documents?)\s+(does|do)\s+not\s+"
+    r"(contain|say|mention|cover)|there\s+is\s+no\s+information|no\s+answer)",
+    re.IGNORECASE,
+)
+
+
+def looks_like_refusal(answer: str | None) -> bool:
+    """True if ``answer`` opens with a clear refusal ("I don't know", "The documentation does not ...")."""
+    return bool(answer) and bool(_REFUSAL.match(answer or ""))
+
+
+@dataclass(frozen=True)
+class Run:
+    """One loaded run: the manifest and long tables of its results."""
+
+    path: Path
+    manifest: RunManifest
+    testset: TestSet
+    results: pl.DataFrame  # one row per question answered
+    retrieved: pl.DataFrame  # one row per retrieved chunk, in file order
+    claims: pl.DataFrame  # one row per judge claim
+    external: pl.DataFrame  # long: qid, name, value (scores computed outside evalcore)
+    warnings: tuple[Problem, ...] = ()
+
+    @property
+    def run_id(self) -> str:
+        return self.manifest.run_id
+
+    @property
+    def label(self) -> str:
+        return self.manifest.label or self.manifest.run_id
+
+
+@dataclass
+class LoadResult:
+    """Runs that loaded, keyed by run id (ordered by creation time), and every problem found."""
+
+    runs: dict[str, Run] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def cache_dir() -> Path:
+    """Where converted JSONL runs are cached: ``$RAGTRIAGE_CACHE_DIR`` or ``~/.cache/ragtriage``."""
+    env = os.environ.get("RAGTRIAGE_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ragtriage"
+
+
+def _cache_key(path: Path) -> str:
+    st = path.stat()
+    raw = f"{path.resolve()}|{st.st_mtime_ns}|{st.st_size}|{CACHE_VERSION}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+_FRAMES = ("results", "retrieved", "claims", "external")
+
+
+def _cache_read(path: Path) -> dict[str, pl.DataFrame] | None:
+    try:
+        folder = cache_dir() / _cache_key(path)
+        if not (folder / "complete").exists():
+            return None
+        return {name: pl.read_parquet(folder / f"{name}.parquet") for name in _FRAMES}
+    except (OSError, pl.exceptions.PolarsError):
+        return None
+
+
+def _cache_write(path: Path, frames: dict[str, pl.DataFrame]) -> None:
+    # The cache is an optimisation: a read-only or full disk must never fail a load.
+    try:
+        folder = cache_dir() / _cache_key(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in _FRAMES:
+            frames[name].write_parquet(folder / f"{name}.parquet")
+        (folder / "complete").write_text("")
+    except OSError:
+        pass
+
+
+# --------------------------------------------------------------------------- results
+
+
+def _frames_from_records(records: list[tuple[int, ResultRecord]]) -> dict[str, pl.DataFrame]:
+    res: dict[str, list[Any]] = {k: [] for k in RESULTS_SCHEMA}
+    ret: dict[str, list[Any]] = {k: [] for k in RETRIEVED_SCHEMA}
+    cl: dict[str, list[Any]] = {k: [] for k in CLAIMS_SCHEMA}
+    ext: dict[str, list[Any]] = {k: [] for k in EXTERNAL_SCHEMA}
+    for lineno, r in records:
+        judge = r.judge
+        claims = judge.claims if judge else None
+        inferred = r.abstained is None
+        abstained = r.abstained if r.abstained is not None else looks_like_refusal(r.answer)
+        row = {
+            "qid": r.qid,
+            "line": lineno,
+            "answer": r.answer,
+            "abstained": abstained,
+            "abstained_inferred": inferred,
+            "error": r.error,
+            "latency_ms": r.latency_ms,
+            "input_tokens": r.tokens.input if r.tokens else None,
+            "output_tokens": r.tokens.output if r.tokens else None,
+            "cost_usd": r.cost_usd,
+            "correctness": judge.correctness if judge else None,
+            "relevance": judge.relevance if judge else None,
+            "n_claims": None if claims is None else len(claims),
+            "judge_model": judge.model if judge else None,
+            "judge_message_id": judge.message_id if judge else None,
+            "n_retrieved": len(r.retrieved),
+        }
+        for k, v in row.items():
+            res[k].append(v)
+        for c in r.retrieved:
+            ret["qid"].append(r.qid)
+            ret["chunk_id"].append(c.chunk_id)
+            ret["doc_id"].append(c.doc_id)
+            ret["score"].append(c.score)
+            ret["text"].append(c.text)
+            ret["line"].append(lineno)
+        for i, c in enumerate(claims or []):
+            cl["qid"].append(r.qid)
+            cl["claim_idx"].append(i)
+            cl["claim"].append(c.claim)
+            cl["verdict"].append(c.verdict)
+            cl["quote"].append(c.quote)
+            cl["chunk_id"].append(c.chunk_id)
+        for name, value in r.external_scores.items():
+            ext["qid"].append(r.qid)
+            ext["name"].append(name)
+            ext["value"].append(value)
+    return {
+        "results": pl.DataFrame(res, schema=RESULTS_SCHEMA),
+        "retrieved": pl.DataFrame(ret, schema=RETRIEVED_SCHEMA),
+        "claims": pl.DataFrame(cl, schema=CLAIMS_SCHEMA),
+        "external": pl.DataFrame(ext, schema=EXTERNAL_SCHEMA),
+    }
+
+
+def _read_results_jsonl(path: Path, problems: Problems) -> dict[str, pl.DataFrame] | None:
+    cached = _cache_read(path)
+    if cached is not None:
+        return cached
+    before = len(problems.errors)
+    records: list[tuple[int, ResultRecord]] = []
+    for lineno, obj in iter_jsonl(path, problems, what="result record"):
+        rec = validate_line(ResultRecord, obj, path, lineno, problems)
+        if isinstance(rec, ResultRecord):
+            records.append((lineno, rec))
+    if len(problems.errors) > before:
+        return None
+    frames = _frames_from_records(records)
+    _cache_write(path, frames)
+    return frames
+
+
+def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFrame] | None:
+    """Parquet holds the same records as JSONL, nested. Shape is checked vectorised, not per row."""
+    try:
+        df = pl.read_parquet(path)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        problems.error(path, f"cannot read parquet: {exc}", hint="re-write it with RunWriter or polars")
+        return None
+    if df.height == 0:
+        problems.error(path, "the file holds no result", expected="one row per question")
+        return None
+    # Every row goes through the same model as a JSON line, so both formats accept exactly the
+    # same records and report the same errors (row numbers stand in for line numbers).
+    if "qid" not in df.columns:
+        problems.error(path, "required column is missing", field="qid", hint="see `evalcore schema`")
+        return None
+    before = len(problems.errors)
+    records: list[tuple[int, ResultRecord]] = []
+    for i, obj in enumerate(df.iter_rows(named=True), start=1):
+        obj = {k: v for k, v in obj.items() if v is not None or k == "qid"}
+        if isinstance(obj.get("external_scores"), list):
+            obj["external_scores"] = {e["name"]: e["value"] for e in obj["external_scores"]}
+        rec = validate_line(ResultRecord, obj, path, i, problems)
+        if isinstance(rec, ResultRecord):
+            records.append((i, rec))
+    if len(problems.errors) > before:
+        return None
+    return _frames_from_records(records)
+
+
+def _check_results(run_path: Path, frames: dict[str, pl.DataFrame], testset: TestSet, problems: Problems) -> None:
+    """Cross-record checks, vectorised: duplicate qids and chunk ids, qids unknown to the test set."""
+    results = frames["results"]
+    dup = (
+        results.with_columns(first=pl.col("line").min().over("qid"))
+        .filter(pl.col("line") != pl.col("first"))
+        .head(50)
+    )
+    for row in dup.iter_rows(named=True):
+        problems.error(
+            run_path,
+            f"duplicate qid '{row['qid']}' (first on line {row['first']})",
+            line=row["line"],
+            field="qid",
+            expected="one result per question",
+            hint="keep one result per qid; a rerun of a question belongs in a new run",
+        )
+    retrieved = frames["retrieved"]
+    dup_chunks = (
+        retrieved.group_by("qid", "chunk_id").agg(pl.len(), pl.first("line")).filter(pl.col("len") > 1).head(50)
+    )
+    for row in dup_chunks.sort("line").iter_rows(named=True):
+        problems.error(
+            run_path,
+            f"chunk id '{row['chunk_id']}' appears {row['len']} times in the ranked list of '{row['qid']}'",
+            line=row["line"],
+            field="retrieved",
+            expected="each chunk once per ranked list",
+            hint="deduplicate before writing (trec_eval refuses duplicates too; they are never collapsed silently)",
+        )
+    unknown = results.join(testset.cases.select("qid"), on="qid", how="anti").head(50)
+    for row in unknown.iter_rows(named=True):
+        problems.error(
+            run_path,
+            f"qid '{row['qid']}' is not in the test set {testset.path.name}",
+            line=row["line"],
+            field="qid",
+            expected="a qid of the test set",
+            hint="check that the run answers this test set version, or add the question to the test set",
+        )
+    missing = testset.cases.join(results.select("qid"), on="qid", how="anti")
+    if missing.height:
+        ids = ", ".join(missing["qid"].head(5).to_list())
+        problems.warning(
+            run_path,
+            f"{missing.height} question(s) of the test set have no result in this run ({ids}"
+            f"{', ...' if missing.height > 5 else ''}); they are left out of this run's means",
+            hint="comparisons use the questions both runs answered",
+        )
+
+
+def _read_manifest(folder: Path, problems: Problems) -> RunManifest | None:
+    path = folder / "run.json"
+    try:
+        raw = path.read_bytes().decode("utf-8")
+        obj = loads_strict(raw)
+    except UnicodeDecodeError as exc:
+        problems.error(path, "not valid UTF-8", found=f"byte at offset {exc.start}", hint="re-save as UTF-8")
+        return None
+    except (ValueError, OSError) as exc:
+        line = getattr(exc, "lineno", None)
+        problems.error(path, f"cannot parse run.json: {exc}", line=line, hint="it must be one JSON object")
+        return None
+    if not isinstance(obj, dict):
+        problems.error(path, "run.json is not a JSON object", found=type(obj).__name__)
+        return None
+    try:
+        return RunManifest.model_validate(obj)
+    except ValidationError as exc:
+        for err in exc.errors(include_url=False):
+            problems.error(
+                path,
+                "unknown field" if err["type"] == "extra_forbidden" else err["msg"],
+                field=field_path(tuple(err["loc"])),
+                found=short(err.get("input")) if err["type"] != "missing" else None,
+                hint="see `evalcore schema` and docs/run-format.md",
+            )
+        return None
+
+
+def read_run(
+    folder: str | Path,
+    problems: Problems | None = None,
+    *,
+    testsets: dict[Path, TestSet | None] | None = None,
+    testset: TestSet | None = None,
+) -> Run | None:
+    """Read one run folder. Problems go to ``problems`` (``None`` returned if the run is unusable);
+    with ``problems=None`` an :class:`InputError` is raised instead.
+
+    ``testsets`` caches test sets shared by several runs; ``testset`` overrides the manifest's.
+    """
+    folder = Path(folder)
+    own = problems is None
+    problems = Problems() if problems is None else problems
+    before = len(problems.items)
+    before_errors = len(problems.errors)
+    manifest = _read_manifest(folder, problems)
+    run = None
+    if manifest is not None:
+        run = _read_run_body(folder, manifest, problems, testsets if testsets is not None else {}, testset)
+    if own and len(problems.errors) > before_errors:
+        raise InputError(problems.errors)
+    if run is not None:
+        run = Run(**{**run.__dict__, "warnings": tuple(problems.items[before:])})
+    return run
+
+
+def _read_run_body(
+    folder: Path,
+    manifest: RunManifest,
+    problems: Problems,
+    testsets: dict[Path, TestSet | None],
+    override: TestSet | None,
+) -> Run | None:
+    before = len(problems.errors)
+    ts = override
+    if ts is None:
+        ts_path = (folder / manifest.test_set.path).resolve()
+        if ts_path not in testsets:
+            if not ts_path.exists():
+                problems.error(
+                    folder / "run.json",
+                    f"the test set {manifest.test_set.path} does not exist",
+                    field="test_set.path",
+                    found=str(ts_path),
+                    hint="the path is relative to the run folder",
+                )
+                return None
+            testsets[ts_path] = read_testset(ts_path, problems)
+        ts = testsets[ts_path]
+        if ts is None:
+            problems.error(
+                folder / "run.json", "the run's test set has errors (listed above)", field="test_set.path"
+            )
+            return None
+    if ts.sha256 != manifest.test_set.sha256:
+        problems.warning(
+            folder / "run.json",
+            "the test set on disk is not the one this run answered",
+            field="test_set.sha256",
+            expected=f"sha256 {manifest.test_set.sha256[:12]}… (recorded in the run)",
+            found=f"sha256 {ts.sha256[:12]}… ({ts.path.name} on disk)",
+            hint="scores use the labels on disk; re-run the system on this test set to compare like with like",
+        )
+    jsonl, parquet = folder / "results.jsonl", folder / "results.parquet"
+    if jsonl.exists() and parquet.exists():
+        problems.error(folder, "both results.jsonl and results.parquet exist", hint="keep one of them")
+        return None
+    if parquet.exists():
+        frames = _read_results_parquet(parquet, problems)
+        results_path = parquet
+    elif jsonl.exists():
+        frames = _read_results_jsonl(jsonl, problems)
+        results_path = jsonl
+    else:
+        problems.error(folder, "no results.jsonl or results.parquet in the run folder", hint="write one with RunWriter")
+        return None
+    if frames is None:
+        return None
+    _check_results(results_path, frames, ts, problems)
+    if len(problems.errors) > before:
+        return None
+    return Run(path=folder, manifest=manifest, testset=ts, **frames)
+
+
+def discover_runs(folder: str | Path) -> list[Path]:
+    """Every folder under ``folder`` (itself included) that holds a ``run.json``, hidden ones skipped."""
+    root = Path(folder)
+    found = []
+    for manifest in sorted(root.rglob("run.json")):
+        rel = manifest.relative_to(root).parts
+        if any(p.startswith(".") for p in rel[:-1]):
+            continue
+        found.append(manifest.parent)
+    return found
+
+
+def load_runs(folder: str | Path, *, testset: str | Path | None = None) -> LoadResult:
+    """Load every run under ``folder``. Never raises for bad input: see ``LoadResult.problems``.
+
+    Runs are ordered by their ``created`` time. A run whose id is already taken is reported, not loaded.
+    """
+    root = Path(folder)
+    out = LoadResult()
+    problems = Problems()
+    if not root.is_dir():
+        problems.error(root, "the runs folder does not exist", hint="pass a folder that holds run folders")
+        out.problems = problems.items
+        return out
+    override = None
+    if testset is not None:
+        override = read_testset(testset, problems)
+    testsets: dict[Path, TestSet | None] = {}
+    runs: list[Run] = []
+    folders = discover_runs(root)
+    if not folders:
+        problems.warning(root, "no run folder found (a run folder holds run.json)")
+    for run_folder in folders:
+        run = read_run(run_folder, problems, testsets=testsets, testset=override)
+        if run is not None:
+            runs.append(run)
+    seen: dict[str, Path] = {}
+    for run in sorted(runs, key=lambda r: (r.manifest.created, r.run_id)):
+        if run.run_id in seen:
+            problems.error(
+                run.path / "run.json",
+                f"run id '{run.run_id}' is already used by {seen[run.run_id]}",
+                field="run_id",
+                hint="give each run a unique run_id",
+            )
+            continue
+        seen[run.run_id] = run.path
+        out.runs[run.run_id] = run
+    out.problems = problems.items
+    return out
+
+
+def load_run(folder: str | Path) -> Run:
+    """Load one run folder or raise :class:`InputError` listing every problem."""
+    run = read_run(folder)
+    if run is None:  # pragma: no cover - read_run raises when it has no run
+        raise InputError([Problem(str(folder), "the run could not be loaded")])
+    return run
+
+
+def manifest_summary(run: Run) -> dict[str, Any]:
+    """The manifest as one flat dict for tables (system config flattened with dots)."""
+    flat: dict[str, Any] = {
+        "run_id": run.run_id,
+        "label": run.label,
+        "created": run.manifest.created.isoformat(),
+        "test_set": run.testset.version,
+        "questions": run.results.height,
+    }
+    for key, value in run.manifest.system.items():
+        flat[f"system.{key}"] = value if isinstance(value, str | int | float | bool) else json.dumps(value)
+    return flat

@@ -1,0 +1,164 @@
+"""Reading JSON Lines strictly: every defect is reported with its file, line and what was found.
+
+Python's ``json`` silently accepts ``NaN``/``Infinity`` and keeps the last of two duplicate keys; both
+would turn into silently wrong numbers here, so both are rejected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from evalcore.errors import Problems, short
+
+
+class _DuplicateKeyError(ValueError):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKeyError(key)
+        out[key] = value
+    return out
+
+
+def _reject_constant(name: str) -> float:
+    msg = f"{name} is not a number JSON allows"
+    raise ValueError(msg)
+
+
+def loads_strict(text: str) -> Any:
+    """``json.loads`` that rejects NaN/Infinity and duplicate keys."""
+    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+
+
+def iter_jsonl(path: Path, problems: Problems, *, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for every well-formed line; report the others in ``problems``."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        problems.error(path, f"cannot read the file: {exc.strerror or exc}")
+        return
+    if not data.strip():
+        problems.error(
+            path,
+            "the file is empty",
+            expected=f"one JSON object per line ({what})",
+            found="no lines",
+            hint=f"write at least one {what}, or remove the file",
+        )
+        return
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]  # a UTF-8 byte order mark is harmless; don't fail on it
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.error(
+                path,
+                "the line is not valid UTF-8",
+                line=lineno,
+                expected="UTF-8 text",
+                found=f"byte 0x{raw[exc.start]:02x} at column {exc.start + 1}",
+                hint="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)",
+            )
+            continue
+        try:
+            obj = loads_strict(text)
+        except _DuplicateKeyError as exc:
+            problems.error(
+                path,
+                f"the key '{exc.args[0]}' appears twice in one object (inside 'relevant' that is a "
+                "duplicate chunk id)",
+                line=lineno,
+                field=str(exc.args[0]),
+                expected="each key once",
+                found="a duplicate",
+                hint="merge the two entries; duplicates are never collapsed silently",
+            )
+            continue
+        except json.JSONDecodeError as exc:
+            problems.error(
+                path,
+                f"malformed JSON: {exc.msg}",
+                line=lineno,
+                expected="one complete JSON object on this line",
+                found=f"{short(text[max(0, exc.colno - 20) : exc.colno + 20])} near column {exc.colno}",
+                hint="check for a missing comma, quote or brace, or an object split over several lines",
+            )
+            continue
+        except ValueError as exc:
+            problems.error(
+                path,
+                str(exc),
+                line=lineno,
+                expected="a finite number",
+                found="NaN or Infinity",
+                hint="write null for a missing value",
+            )
+            continue
+        if not isinstance(obj, dict):
+            problems.error(
+                path,
+                "the line is not a JSON object",
+                line=lineno,
+                expected="an object {...}",
+                found=type(obj).__name__,
+            )
+            continue
+        yield lineno, obj
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """Pydantic's location tuple as a readable path: ``retrieved[3].score``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def validate_line(
+    model: type[BaseModel], obj: dict[str, Any], path: Path, lineno: int, problems: Problems
+) -> BaseModel | None:
+    """Validate one object against ``model``; report each failing field with line and value."""
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        for err in exc.errors(include_url=False):
+            loc = tuple(err["loc"])
+            kind = err["type"]
+            if kind == "extra_forbidden":
+                problems.error(
+                    path,
+                    "unknown field",
+                    line=lineno,
+                    field=field_path(loc),
+                    found=short(err.get("input")),
+                    hint="remove it or check its spelling (see `evalcore schema`)",
+                )
+            elif kind == "missing":
+                problems.error(
+                    path, "required field is missing", line=lineno, field=field_path(loc),
+                    hint="add it (see `evalcore schema`)",
+                )
+            else:
+                problems.error(
+                    path,
+                    err["msg"],
+                    line=lineno,
+                    field=field_path(loc),
+                    found=short(err.get("input")),
+                )
+        return None

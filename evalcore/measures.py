@@ -1,0 +1,120 @@
+"""What a retrieval measure *is*: its canonical name, parameters and formula.
+
+How measures are computed lives in :mod:`evalcore.retrieval`. Names round-trip and are safe as column
+names, CLI arguments and URL parameters::
+
+    P@5  R@10  hit@5  RR  RR@10  nDCG@10  nDCG  nDCG_exp@10  AP  AP@100  Rprec  judged@10
+    P(rel=2)@5  R(rel=2)@10      # a relevance threshold for the binary measures (default 1)
+
+>>> str(parse_measure("P(rel=2)@5"))
+'P(rel=2)@5'
+>>> parse_measure("ndcg@10") == parse_measure("nDCG@10")
+True
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    name: str
+    title: str
+    formula: str
+    cutoff: str  # "required", "optional" or "none"
+    binary: bool  # takes a relevance threshold
+
+
+SPECS: dict[str, MeasureSpec] = {
+    s.name: s
+    for s in [
+        MeasureSpec("P", "precision@k", "|relevant in top k| / k  (missing ranks count as not relevant)", "required", True),
+        MeasureSpec("R", "recall@k", "|relevant in top k| / |relevant|", "required", True),
+        MeasureSpec("hit", "hit@k (success)", "1 if any relevant in top k else 0", "required", True),
+        MeasureSpec("RR", "reciprocal rank", "1 / rank of the first relevant result (0 if none; within k for RR@k)", "optional", True),
+        MeasureSpec(
+            "nDCG", "nDCG (linear gain)",
+            "DCG@k / IDCG@k, DCG@k = sum_{i<=k} rel_i / log2(i+1), IDCG from all labeled items", "optional", False,
+        ),
+        MeasureSpec(
+            "nDCG_exp", "nDCG (exponential gain)",
+            "as nDCG with gain 2^rel_i - 1", "optional", False,
+        ),
+        MeasureSpec(
+            "AP", "average precision",
+            "sum over relevant retrieved ranks r (<= k) of P@r, divided by |relevant|", "optional", True,
+        ),
+        MeasureSpec("Rprec", "R-precision", "|relevant in top R| / R, R = |relevant|", "none", True),
+        MeasureSpec("judged", "judged@k", "|labeled (any grade) in top k| / k", "required", False),
+    ]
+}
+
+_ALIASES = {
+    "p": "P", "precision": "P", "r": "R", "recall": "R", "hit": "hit", "success": "hit", "rr": "RR",
+    "mrr": "RR", "ndcg": "nDCG", "ndcg_exp": "nDCG_exp", "ap": "AP", "map": "AP", "rprec": "Rprec",
+    "r-prec": "Rprec", "judged": "judged",
+}
+
+_NAME_RE = re.compile(r"^(?P<name>[A-Za-z_-]+)(?:\(rel=(?P<rel>\d+)\))?(?:@(?P<k>\d+))?$")
+
+
+@dataclass(frozen=True, order=True)
+class Measure:
+    """A retrieval measure with its parameters. ``str(m)`` is its canonical name."""
+
+    name: str
+    cutoff: int | None = None
+    rel: int = 1
+
+    @property
+    def spec(self) -> MeasureSpec:
+        return SPECS[self.name]
+
+    def __str__(self) -> str:
+        rel = f"(rel={self.rel})" if self.rel != 1 else ""
+        k = f"@{self.cutoff}" if self.cutoff is not None else ""
+        return f"{self.name}{rel}{k}"
+
+
+def parse_measure(text: str) -> Measure:
+    """Parse a canonical (or alias) measure name; raise ``ValueError`` saying what is accepted."""
+    m = _NAME_RE.match(text.strip())
+    name = _ALIASES.get(m.group("name").lower()) if m else None
+    if m is None or name is None:
+        msg = f"unknown measure {text!r}; expected one of {', '.join(known_examples())}"
+        raise ValueError(msg)
+    spec = SPECS[name]
+    k = int(m.group("k")) if m.group("k") else None
+    rel = int(m.group("rel")) if m.group("rel") else 1
+    if spec.cutoff == "required" and k is None:
+        msg = f"measure {text!r} needs a cutoff, e.g. {name}@10"
+        raise ValueError(msg)
+    if spec.cutoff == "none" and k is not None:
+        msg = f"measure {text!r} takes no cutoff; use {name}"
+        raise ValueError(msg)
+    if k is not None and k < 1:
+        msg = f"measure {text!r}: the cutoff must be at least 1"
+        raise ValueError(msg)
+    if rel != 1 and not spec.binary:
+        msg = f"measure {text!r}: {name} uses the graded labels as gains and takes no rel= threshold"
+        raise ValueError(msg)
+    if rel < 1:
+        msg = f"measure {text!r}: rel must be at least 1 (0 means judged not relevant)"
+        raise ValueError(msg)
+    return Measure(name, k, rel)
+
+
+def parse_measures(texts: list[str] | tuple[str, ...] | str) -> list[Measure]:
+    """Parse several names (a list, or one comma-separated string), keeping order, dropping repeats."""
+    if isinstance(texts, str):
+        texts = [t for t in texts.split(",") if t.strip()]
+    return list(dict.fromkeys(parse_measure(t) for t in texts))
+
+
+def known_examples() -> list[str]:
+    return ["P@5", "R@10", "hit@5", "RR", "RR@10", "nDCG@10", "nDCG", "nDCG_exp@10", "AP", "AP@100", "Rprec", "judged@10"]
+
+
+DEFAULT_MEASURES: tuple[str, ...] = ("R@5", "R@10", "P@5", "hit@5", "RR@10", "nDCG@10", "AP", "judged@10")

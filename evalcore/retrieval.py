@@ -1,0 +1,190 @@
+"""Ranked-retrieval measures, vectorised in polars, with trec_eval's conventions.
+
+Conventions (identical to trec_eval 9.x; checked against pytrec_eval by tests/test_retrieval_oracle.py):
+
+* ranking is by score descending, ties broken by chunk id descending (byte order); any rank field
+  in the input is ignored;
+* a retrieved chunk without a label is not relevant (``judged@k`` shows how many were labeled);
+* "relevant" means grade >= ``rel`` (default 1) for the binary measures; nDCG uses the grade as gain;
+* IDCG is computed from **all** labeled items of the question, not from the retrieved list;
+* a question with no relevant label scores 0 on every measure (trec_eval's rule); RAG scoring
+  excludes unanswerable questions before calling :func:`evaluate`.
+
+Input frames: ``retrieved`` with ``qid, chunk_id, score`` and ``qrels`` with ``qid, chunk_id, rel``.
+Output: one row per question, one Float64 column per measure named by its canonical name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import polars as pl
+
+from evalcore.measures import Measure, parse_measures
+
+
+def rank(retrieved: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+    """Order each question's chunks trec_eval's way and number them from 1 (``rank`` column)."""
+    return (
+        retrieved.lazy()
+        .sort(["qid", "score", "chunk_id"], descending=[False, True, True])
+        .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("qid"))
+    )
+
+
+def _as_measures(measures: Iterable[Measure | str]) -> list[Measure]:
+    out: list[Measure] = []
+    for m in measures:
+        out.extend(parse_measures([m]) if isinstance(m, str) else [m])
+    return list(dict.fromkeys(out))
+
+
+def evaluate(
+    retrieved: pl.DataFrame | pl.LazyFrame,
+    qrels: pl.DataFrame | pl.LazyFrame,
+    measures: Iterable[Measure | str],
+    *,
+    qids: pl.Series | list[str] | None = None,
+) -> pl.DataFrame:
+    """Per-question values of ``measures``.
+
+    ``qids`` is the set of questions to score (default: questions with both results and labels, as
+    trec_eval). A question in ``qids`` with no retrieved chunk scores 0.
+
+    >>> import polars as pl
+    >>> run = pl.DataFrame({"qid": ["q1", "q1", "q1"], "chunk_id": ["c1", "c4", "c7"], "score": [3.0, 2.0, 1.0]})
+    >>> qrels = pl.DataFrame({"qid": ["q1"], "chunk_id": ["c4"], "rel": [1]})
+    >>> evaluate(run, qrels, ["R@3", "RR"]).to_dicts()
+    [{'qid': 'q1', 'R@3': 1.0, 'RR': 0.5}]
+    """
+    ms = _as_measures(measures)
+    qrels_l = qrels.lazy().select("qid", "chunk_id", pl.col("rel").cast(pl.Int64))
+    if qids is None:
+        q = (
+            retrieved.lazy().select("qid").unique()
+            .join(qrels_l.select("qid").unique(), on="qid", how="semi")
+        )
+    else:
+        q = pl.LazyFrame({"qid": list(qids)}, schema={"qid": pl.String}).unique()
+
+    levels = sorted({m.rel for m in ms if m.spec.binary} | {1})
+    need_full = any(m.cutoff is None for m in ms)
+    max_k = max((m.cutoff for m in ms if m.cutoff is not None), default=0)
+
+    ranked = rank(retrieved.lazy().select("qid", "chunk_id", "score").join(q, on="qid", how="semi"))
+    if not need_full:
+        ranked = ranked.filter(pl.col("rank") <= max_k)
+
+    # Number of relevant items per question at each level.
+    num_rel = qrels_l.group_by("qid").agg(
+        [(pl.col("rel") >= lvl).sum().cast(pl.Int64).alias(f"_nrel{lvl}") for lvl in levels]
+    )
+    rows = ranked.join(qrels_l, on=["qid", "chunk_id"], how="left").join(num_rel, on="qid", how="left")
+    rows = rows.with_columns(
+        [(pl.col("rel").fill_null(0) >= lvl).alias(f"_isrel{lvl}") for lvl in levels]
+    ).with_columns(
+        [
+            pl.col(f"_isrel{lvl}").cast(pl.Int64).cum_sum().over("qid", order_by="rank").alias(f"_cum{lvl}")
+            for lvl in levels
+            if any(m.name == "AP" and m.rel == lvl for m in ms)
+        ]
+    )
+
+    rank_c = pl.col("rank")
+    gain_lin = pl.col("rel").fill_null(0).clip(lower_bound=0).cast(pl.Float64)
+    gain_exp = (2.0 ** pl.col("rel").fill_null(0).clip(lower_bound=0).cast(pl.Float64)) - 1.0
+    disc = (rank_c.cast(pl.Float64) + 1.0).log(2)
+
+    aggs: list[pl.Expr] = []
+    for m in ms:
+        name = str(m)
+        isrel = pl.col(f"_isrel{m.rel}")
+        nrel = pl.col(f"_nrel{m.rel}").first().fill_null(0)
+        within = (rank_c <= m.cutoff) if m.cutoff is not None else pl.lit(True)
+        if m.name == "P":
+            aggs.append(((isrel & within).sum() / m.cutoff).alias(name))
+        elif m.name == "R":
+            aggs.append(_safe_div((isrel & within).sum(), nrel).alias(name))
+        elif m.name == "hit":
+            aggs.append((isrel & within).any().cast(pl.Float64).alias(name))
+        elif m.name == "RR":
+            aggs.append((1.0 / rank_c.filter(isrel & within).min().cast(pl.Float64)).fill_null(0.0).alias(name))
+        elif m.name == "AP":
+            prec = pl.col(f"_cum{m.rel}").cast(pl.Float64) / rank_c.cast(pl.Float64)
+            aggs.append(_safe_div(prec.filter(isrel & within).sum(), nrel).alias(name))
+        elif m.name == "Rprec":
+            aggs.append(_safe_div((isrel & (rank_c <= nrel)).sum(), nrel).alias(name))
+        elif m.name in ("nDCG", "nDCG_exp"):
+            gain = gain_lin if m.name == "nDCG" else gain_exp
+            aggs.append((gain / disc).filter(within).sum().alias(f"_dcg:{name}"))
+        elif m.name == "judged":
+            aggs.append(((pl.col("rel").is_not_null() & within).sum() / m.cutoff).alias(name))
+        else:  # pragma: no cover - the registry and this switch are kept in step by tests
+            msg = f"no computation for measure {name}"
+            raise ValueError(msg)
+
+    per_q = rows.group_by("qid").agg(aggs) if aggs else rows.select("qid").unique()
+    out = q.join(per_q, on="qid", how="left")
+
+    ndcgs = [m for m in ms if m.name in ("nDCG", "nDCG_exp")]
+    if ndcgs:
+        ideal = (
+            qrels_l.filter(pl.col("rel") > 0)
+            .sort(["qid", "rel"], descending=[False, True])
+            .with_columns(irank=pl.int_range(1, pl.len() + 1).over("qid"))
+        )
+        idisc = (pl.col("irank").cast(pl.Float64) + 1.0).log(2)
+        iaggs = []
+        for m in ndcgs:
+            g = pl.col("rel").cast(pl.Float64)
+            if m.name == "nDCG_exp":
+                g = 2.0**g - 1.0
+            keep = pl.col("irank") <= m.cutoff if m.cutoff is not None else pl.lit(True)
+            iaggs.append((g / idisc).filter(keep).sum().alias(f"_idcg:{m}"))
+        out = out.join(ideal.group_by("qid").agg(iaggs), on="qid", how="left")
+        out = out.with_columns(
+            [
+                pl.when(pl.col(f"_idcg:{m}") > 0)
+                .then(pl.col(f"_dcg:{m}").fill_null(0.0) / pl.col(f"_idcg:{m}"))
+                .otherwise(0.0)
+                .alias(str(m))
+                for m in ndcgs
+            ]
+        )
+    cols = [str(m) for m in ms]
+    return (
+        out.select("qid", *[pl.col(c).cast(pl.Float64).fill_null(0.0) for c in cols])
+        .sort("qid")
+        .collect()
+    )
+
+
+def _safe_div(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+    return pl.when(den > 0).then(num.cast(pl.Float64) / den.cast(pl.Float64)).otherwise(0.0)
+
+
+def straddling_ties(retrieved: pl.DataFrame, qrels: pl.DataFrame, cutoffs: Iterable[int]) -> pl.DataFrame:
+    """For each cutoff k: how many questions have a group of equal scores that the cutoff splits
+    (ranks k and k+1 share a score), and in how many of those the tied group mixes labels, so that the
+    value at k depends on the tie-break rule. trec_eval breaks such ties by chunk id; other tools do not.
+
+    Returns ``k, straddled, affected``.
+    """
+    ranked = rank(retrieved.select("qid", "chunk_id", "score")).join(
+        qrels.lazy().select("qid", "chunk_id", "rel"), on=["qid", "chunk_id"], how="left"
+    )
+    ranked = ranked.with_columns(rel=pl.col("rel").fill_null(0))
+    out = []
+    for k in sorted(set(cutoffs)):
+        at_k = ranked.filter(pl.col("rank") == k).select("qid", kscore="score")
+        nxt = ranked.filter(pl.col("rank") == k + 1).select("qid", nscore="score")
+        split = at_k.join(nxt, on="qid").filter(pl.col("kscore") == pl.col("nscore")).select("qid", "kscore")
+        groups = (
+            ranked.join(split, on="qid")
+            .filter(pl.col("score") == pl.col("kscore"))
+            .group_by("qid")
+            .agg(mixed=pl.col("rel").n_unique() > 1)
+            .collect()
+        )
+        out.append({"k": k, "straddled": groups.height, "affected": int(groups["mixed"].sum())})
+    return pl.DataFrame(out, schema={"k": pl.Int64, "straddled": pl.Int64, "affected": pl.Int64})

@@ -1,0 +1,147 @@
+"""The test set: questions, graded relevance labels, evidence spans, reference answers and tags."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from evalcore.errors import InputError, Problems
+from evalcore.jsonl import iter_jsonl, validate_line
+from evalcore.schema import TestCase
+
+CASES_SCHEMA = {
+    "qid": pl.String,
+    "line": pl.Int64,
+    "question": pl.String,
+    "reference_answer": pl.String,
+    "type": pl.String,
+    "topic": pl.String,
+    "source": pl.String,
+    "split": pl.String,
+    "must_pass": pl.Boolean,
+    "answerable": pl.Boolean,
+    "n_relevant": pl.Int64,
+}
+QRELS_SCHEMA = {"qid": pl.String, "chunk_id": pl.String, "rel": pl.Int64}
+TAGS_SCHEMA = {"qid": pl.String, "tag": pl.String, "value": pl.String}
+EVIDENCE_SCHEMA = {
+    "qid": pl.String,
+    "doc_id": pl.String,
+    "start": pl.Int64,
+    "end": pl.Int64,
+    "quote": pl.String,
+    "grade": pl.Int64,
+}
+
+# Columns of ``cases`` that can be used to slice results, besides free-form tags.
+BUILTIN_SLICES = ("type", "topic", "source", "split", "must_pass", "answerable")
+
+
+@dataclass(frozen=True)
+class TestSet:
+    """A loaded test set. ``sha256`` is its version: every score names the test set it came from."""
+
+    __test__ = False
+
+    path: Path
+    sha256: str
+    cases: pl.DataFrame  # one row per question
+    qrels: pl.DataFrame  # qid, chunk_id, rel (graded; 0 = judged not relevant)
+    tags: pl.DataFrame  # long: qid, tag, value (built-in slices included)
+    evidence: pl.DataFrame
+
+    @property
+    def version(self) -> str:
+        return self.sha256[:12]
+
+    def tag_names(self) -> list[str]:
+        """Every tag a result can be sliced by, built-in ones first."""
+        extra = sorted(set(self.tags["tag"].unique().to_list()) - set(BUILTIN_SLICES))
+        return [*BUILTIN_SLICES, *extra]
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet | None:
+    """Read and validate a test set. Problems go to ``problems``; ``None`` if it cannot be used.
+
+    With ``problems=None`` an :class:`InputError` is raised instead.
+    """
+    path = Path(path)
+    own = problems is None
+    problems = Problems() if problems is None else problems
+    before = len(problems.errors)
+    cases: list[dict[str, object]] = []
+    qrels: list[tuple[str, str, int]] = []
+    tags: list[tuple[str, str, str]] = []
+    evidence: list[dict[str, object]] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in iter_jsonl(path, problems, what="test case"):
+        case = validate_line(TestCase, obj, path, lineno, problems)
+        if not isinstance(case, TestCase):
+            continue
+        if case.qid in seen:
+            problems.error(
+                path,
+                f"duplicate qid '{case.qid}' (first on line {seen[case.qid]})",
+                line=lineno,
+                field="qid",
+                expected="each qid once",
+                hint="give the second question its own qid, or merge the two",
+            )
+            continue
+        seen[case.qid] = lineno
+        n_rel = sum(1 for g in case.relevant.values() if g >= 1)
+        cases.append(
+            {
+                "qid": case.qid,
+                "line": lineno,
+                "question": case.question,
+                "reference_answer": case.reference_answer,
+                "type": case.tags.type,
+                "topic": case.tags.topic,
+                "source": case.tags.source,
+                "split": case.split,
+                "must_pass": case.must_pass,
+                "answerable": n_rel > 0,
+                "n_relevant": n_rel,
+            }
+        )
+        qrels.extend((case.qid, cid, grade) for cid, grade in case.relevant.items())
+        builtin = {
+            "type": case.tags.type,
+            "topic": case.tags.topic,
+            "source": case.tags.source,
+            "split": case.split,
+            "must_pass": str(case.must_pass).lower(),
+            "answerable": str(n_rel > 0).lower(),
+        }
+        tags.extend((case.qid, k, v) for k, v in builtin.items())
+        for key, value in (case.tags.model_extra or {}).items():
+            values = [value] if isinstance(value, str) else value
+            tags.extend((case.qid, key, v) for v in dict.fromkeys(values))
+        evidence.extend({"qid": case.qid, **span.model_dump()} for span in case.evidence)
+    failed = len(problems.errors) > before or not cases
+    if failed:
+        if not cases and len(problems.errors) == before:
+            problems.error(path, "the test set holds no question", hint="add one JSON object per line")
+        if own:
+            raise InputError(problems.errors)
+        return None
+    return TestSet(
+        path=path,
+        sha256=file_sha256(path),
+        cases=pl.DataFrame(cases, schema=CASES_SCHEMA),
+        qrels=pl.DataFrame(qrels, schema=QRELS_SCHEMA, orient="row"),
+        tags=pl.DataFrame(tags, schema=TAGS_SCHEMA, orient="row"),
+        evidence=pl.DataFrame(evidence, schema=EVIDENCE_SCHEMA),
+    )
