@@ -1,0 +1,25 @@
+"""evalcore: score RAG runs — retrieval and generation apart — compare them, and gate CI.
+
+The public API::
+
+    from evalcore import load_runs, score_run, summarize, compare, RunWriter
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from evalcore.compare import Comparison, compare  # noqa: E402
+from evalcore.errors import InputError, Problem  # noqa: E402
+from evalcore.io import LoadResult, Run, load_run, load_runs  # noqa: E402
+from evalcore.measures import Measure, parse_measure, parse_measures  # noqa: E402
+from evalcore.retrieval import evaluate  # noqa: E402
+from evalcore.scoring import score_run, summarize  # noqa: E402
+from evalcore.testset import TestSet, read_testset  # noqa: E402
+from evalcore.writer import RunWriter  # noqa: E402
+
+__all__ = [
+    "Comparison", "InputError", "LoadResult", "Measure", "Problem", "Run", "RunWriter", "TestSet",
+    "__version__", "compare", "evaluate", "load_run", "load_runs", "parse_measure", "parse_measures",
+    "read_testset", "score_run", "summarize",
+]

@@ -1,0 +1,192 @@
+"""Run versus run, paired on the questions both runs answered.
+
+For every metric: the per-question delta (candidate − baseline), the mean delta with a bootstrap CI
+(the effect size), a paired randomization test, and Holm's correction across everything tested at
+once. Per question: which labeled chunks left or entered the top k, and where a regression sits:
+
+* ``retrieval``   — a labeled chunk left the top k, or a retrieval metric fell;
+* ``generation``  — retrieval held (or improved) but faithfulness or correctness fell;
+* ``abstention``  — an unanswerable question stopped abstaining, or an answerable one started refusing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from evalcore.io import Run
+from evalcore.measures import DEFAULT_MEASURES, Measure
+from evalcore.metrics import metric_info
+from evalcore.retrieval import rank
+from evalcore.scoring import metric_columns, score_run, slice_frame
+from evalcore.stats import SMALL_SLICE, bootstrap_ci, holm, paired_randomization_test
+
+EPS = 1e-12
+
+
+@dataclass(frozen=True)
+class Comparison:
+    baseline: Run
+    candidate: Run
+    k: int
+    metrics: tuple[str, ...]
+    per_question: pl.DataFrame  # qid, status, diagnosis, <m>_base, <m>_cand, <m>_delta, chunks moved
+    summary: pl.DataFrame  # metric, n, baseline, candidate, delta, ci_low, ci_high, p, p_holm, ...
+
+    def by_slice(self, tag: str, *, metrics: Sequence[str] | None = None, permutations: int = 10_000) -> pl.DataFrame:
+        """The summary per value of ``tag``, Holm-corrected across every (slice, metric) tested."""
+        slices = slice_frame(self.baseline.testset, tag)
+        joined = slices.join(self.per_question, on="qid", how="inner")
+        return _summarise(joined, list(metrics or self.metrics), group="slice", permutations=permutations)
+
+
+def _chunk_moves(base: Run, cand: Run, k: int) -> pl.DataFrame:
+    rel = base.testset.qrels.filter(pl.col("rel") >= 1).select("qid", "chunk_id")
+
+    def top(run: Run) -> pl.DataFrame:
+        return (
+            rank(run.retrieved.select("qid", "chunk_id", "score"))
+            .filter(pl.col("rank") <= k)
+            .join(rel.lazy(), on=["qid", "chunk_id"], how="semi")
+            .group_by("qid")
+            .agg(pl.col("chunk_id").sort())
+            .collect()
+        )
+
+    b, c = top(base).rename({"chunk_id": "b"}), top(cand).rename({"chunk_id": "c"})
+    both = b.join(c, on="qid", how="full", coalesce=True).with_columns(
+        pl.col("b").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+        pl.col("c").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+    )
+    return both.select(
+        "qid",
+        left_top_k=pl.col("b").list.set_difference("c").list.sort(),
+        entered_top_k=pl.col("c").list.set_difference("b").list.sort(),
+    )
+
+
+def compare(
+    baseline: Run,
+    candidate: Run,
+    *,
+    measures: Iterable[Measure | str] = DEFAULT_MEASURES,
+    k: int = 5,
+    permutations: int = 10_000,
+) -> Comparison:
+    """Compare ``candidate`` against ``baseline`` on the questions both answered."""
+    if baseline.testset.sha256 != candidate.testset.sha256:
+        msg = (
+            f"runs answer different test sets ({baseline.testset.version} vs {candidate.testset.version}); "
+            "compare runs of one test set version"
+        )
+        raise ValueError(msg)
+    sb, sc = score_run(baseline, measures), score_run(candidate, measures)
+    metrics = [m for m in metric_columns(sb) if m in sc.columns]
+    joined = sb.select("qid", *metrics).join(sc.select("qid", *metrics), on="qid", how="inner", suffix="_cand")
+    joined = joined.rename({m: f"{m}_base" for m in metrics}).with_columns(
+        [(pl.col(f"{m}_cand") - pl.col(f"{m}_base")).alias(f"{m}_delta") for m in metrics]
+    )
+    moves = _chunk_moves(baseline, candidate, k)
+    joined = joined.join(moves, on="qid", how="left").with_columns(
+        pl.col("left_top_k").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+        pl.col("entered_top_k").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+    )
+    joined = _diagnose(joined, metrics)
+    joined = joined.join(baseline.testset.cases.select("qid", "must_pass", "answerable", "split"), on="qid", how="left")
+    summary = _summarise(joined.with_columns(slice=pl.lit("all")), metrics, group="slice", permutations=permutations)
+    return Comparison(
+        baseline=baseline,
+        candidate=candidate,
+        k=k,
+        metrics=tuple(metrics),
+        per_question=joined.sort("worst_delta", "qid", nulls_last=True),
+        summary=summary.drop("slice"),
+    )
+
+
+def _signed(m: str) -> pl.Expr:
+    """The delta of ``m`` turned so that negative is worse (None-direction metrics count as 0)."""
+    hib = metric_info(m).higher_is_better
+    d = pl.col(f"{m}_delta")
+    if hib is None:
+        return pl.lit(None, dtype=pl.Float64)
+    return d if hib else -d
+
+
+def _diagnose(df: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
+    retrieval = [m for m in metrics if metric_info(m).kind == "retrieval"]
+    generation = [m for m in ("faithfulness", "correctness") if m in metrics]
+    abst = [m for m in ("abstention", "false_refusal") if m in metrics]
+    # Relevance is a soft 0..1 judge score that wobbles between judge calls; it is reported, but a
+    # question's status comes from the metrics that say something is right or wrong.
+    key = [*retrieval, *generation, *abst]
+
+    def worst(ms: list[str]) -> pl.Expr:
+        return pl.min_horizontal([_signed(m).fill_null(0.0) for m in ms]) if ms else pl.lit(0.0)
+
+    def best(ms: list[str]) -> pl.Expr:
+        return pl.max_horizontal([_signed(m).fill_null(0.0) for m in ms]) if ms else pl.lit(0.0)
+
+    lost_chunk = pl.col("left_top_k").list.len() > 0
+    ret_down = (worst(retrieval) < -EPS) | lost_chunk
+    gen_down = worst(generation) < -EPS
+    abst_down = worst(abst) < -EPS
+    df = df.with_columns(worst_delta=worst(key), best_delta=best(key))
+    status = (
+        pl.when((pl.col("worst_delta") < -EPS) | lost_chunk)
+        .then(pl.when(pl.col("best_delta") > EPS).then(pl.lit("mixed")).otherwise(pl.lit("regressed")))
+        .when(pl.col("best_delta") > EPS)
+        .then(pl.lit("improved"))
+        .otherwise(pl.lit("unchanged"))
+    )
+    diagnosis = (
+        pl.when(ret_down).then(pl.lit("retrieval"))
+        .when(gen_down).then(pl.lit("generation"))
+        .when(abst_down).then(pl.lit("abstention"))
+        .otherwise(None)
+    )
+    return df.with_columns(status=status).with_columns(
+        diagnosis=pl.when(pl.col("status").is_in(["regressed", "mixed"])).then(diagnosis)
+    )
+
+
+def _summarise(df: pl.DataFrame, metrics: list[str], *, group: str, permutations: int) -> pl.DataFrame:
+    rows = []
+    for (g,), part in df.group_by(group, maintain_order=True):
+        for m in metrics:
+            pair = part.select(f"{m}_base", f"{m}_cand", f"{m}_delta").drop_nulls()
+            d = pair[f"{m}_delta"].to_numpy()
+            n = int(d.size)
+            lo, hi = bootstrap_ci(d, seed=1) if n else (None, None)
+            rows.append(
+                {
+                    group: str(g),
+                    "metric": m,
+                    "n": n,
+                    "baseline": float(pair[f"{m}_base"].mean()) if n else None,  # type: ignore[arg-type]
+                    "candidate": float(pair[f"{m}_cand"].mean()) if n else None,  # type: ignore[arg-type]
+                    "delta": float(d.mean()) if n else None,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "p": paired_randomization_test(d, permutations=permutations, seed=2) if n else None,
+                    "improved": int((d > EPS).sum()),
+                    "regressed": int((d < -EPS).sum()),
+                    "small": n < SMALL_SLICE,
+                    "higher_is_better": metric_info(m).higher_is_better,
+                }
+            )
+    schema = {
+        group: pl.String, "metric": pl.String, "n": pl.Int64, "baseline": pl.Float64, "candidate": pl.Float64,
+        "delta": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "p": pl.Float64,
+        "improved": pl.Int64, "regressed": pl.Int64, "small": pl.Boolean, "higher_is_better": pl.Boolean,
+    }
+    out = pl.DataFrame(rows, schema=schema)
+    tested = out["p"].is_not_null()
+    adj = holm(out.filter(tested)["p"].to_numpy())
+    p_holm = out["p"].to_list()
+    it = iter(adj.tolist())
+    p_holm = [next(it) if p is not None else None for p in p_holm]
+    # Note: for "improved"/"regressed" counts on lower-is-better metrics, the sign is the raw delta's.
+    return out.with_columns(p_holm=pl.Series(p_holm, dtype=pl.Float64))

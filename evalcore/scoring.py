@@ -1,0 +1,96 @@
+"""Score a run: one row per question, one column per metric, and means per slice with CIs.
+
+Retrieval metrics are computed on answerable questions only (unanswerable ones have no relevant
+chunk; they are scored on the answer side, by abstention). Means are per question (macro); the
+per-question vectors are kept because they feed the confidence intervals and the paired tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import polars as pl
+
+from evalcore.generation import generation_scores
+from evalcore.io import Run
+from evalcore.measures import DEFAULT_MEASURES, Measure, parse_measures
+from evalcore.retrieval import evaluate
+from evalcore.stats import SMALL_SLICE, bootstrap_ci
+from evalcore.testset import TestSet
+
+GENERATION_METRICS = ("faithfulness", "correctness", "relevance", "abstention", "false_refusal", "no_answer")
+
+
+def score_run(run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES) -> pl.DataFrame:
+    """Per-question scores of ``run``: ``qid``, every retrieval measure (null on unanswerable
+    questions), the generation metrics (null where not applicable), ``unverified_quotes``, and any
+    imported external score as ``ext:<name>``."""
+    ms = parse_measures([str(m) for m in measures])
+    cases = run.testset.cases
+    answerable = run.results.join(cases.filter(pl.col("answerable")).select("qid"), on="qid", how="semi")["qid"]
+    ret = evaluate(run.retrieved, run.testset.qrels, ms, qids=answerable)
+    gen = generation_scores(run.results, run.claims, run.retrieved, cases)
+    out = run.results.select("qid").join(ret, on="qid", how="left").join(gen, on="qid", how="left")
+    if run.external.height:
+        ext = run.external.with_columns(name="ext:" + pl.col("name")).pivot(
+            on="name", index="qid", values="value", aggregate_function="first"
+        )
+        out = out.join(ext, on="qid", how="left")
+    return out.sort("qid")
+
+
+def metric_columns(scores: pl.DataFrame) -> list[str]:
+    """The metric columns of a per-question score table, in table order."""
+    return [c for c in scores.columns if c not in ("qid", "unverified_quotes")]
+
+
+def slice_frame(testset: TestSet, by: str | None) -> pl.DataFrame:
+    """``qid, slice`` rows for slicing by tag ``by`` (a question may sit in several slices);
+    every question in slice ``all`` when ``by`` is None."""
+    if by is None:
+        return testset.cases.select("qid", slice=pl.lit("all"))
+    tags = testset.tags.filter(pl.col("tag") == by)
+    if tags.height == 0:
+        known = ", ".join(testset.tag_names())
+        msg = f"unknown tag {by!r}; this test set has: {known}"
+        raise ValueError(msg)
+    return tags.select("qid", slice="value")
+
+
+def summarize(
+    scores: pl.DataFrame,
+    testset: TestSet,
+    *,
+    by: str | None = None,
+    metrics: Sequence[str] | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """Mean of every metric per slice, with n, a bootstrap 95% CI and a ``small`` flag.
+
+    Returns a long table ``slice, metric, n, mean, ci_low, ci_high, small``.
+    """
+    metrics = list(metrics) if metrics is not None else metric_columns(scores)
+    joined = slice_frame(testset, by).join(scores, on="qid", how="inner")
+    rows = []
+    for (slice_value,), part in joined.group_by("slice", maintain_order=True):
+        for m in metrics:
+            vals = part[m].drop_nulls().to_numpy()
+            n = int(vals.size)
+            lo, hi = bootstrap_ci(vals, resamples=resamples, seed=seed)
+            rows.append(
+                {
+                    "slice": str(slice_value),
+                    "metric": m,
+                    "n": n,
+                    "mean": float(vals.mean()) if n else None,
+                    "ci_low": lo if n else None,
+                    "ci_high": hi if n else None,
+                    "small": n < SMALL_SLICE,
+                }
+            )
+    schema = {
+        "slice": pl.String, "metric": pl.String, "n": pl.Int64, "mean": pl.Float64,
+        "ci_low": pl.Float64, "ci_high": pl.Float64, "small": pl.Boolean,
+    }
+    return pl.DataFrame(rows, schema=schema).sort("slice", maintain_order=True)

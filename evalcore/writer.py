@@ -1,0 +1,131 @@
+"""Write runs from a RAG pipeline without hand-writing JSON.
+
+>>> import tempfile, pathlib, json
+>>> tmp = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (tmp / "testset.jsonl").write_text(json.dumps({"qid": "q1", "question": "Why?",
+...     "relevant": {"c1": 1}, "tags": {"type": "lookup", "topic": "t", "source": "real"}}) + "\\n")
+>>> with RunWriter(tmp / "my-run", testset=tmp / "testset.jsonl", system={"retriever": "bm25"}) as w:
+...     w.add("q1", retrieved=[{"chunk_id": "c1", "score": 2.5, "text": "Because."}], answer="Because.")
+>>> sorted(p.name for p in (tmp / "my-run").iterdir())
+['results.jsonl', 'run.json']
+
+Each record is validated as it is added (a bad one raises at once, naming the field); the run folder
+appears only when the writer closes without error, so a crashed pipeline never leaves half a run.
+An existing run folder is never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from evalcore import __version__
+from evalcore.jsonl import field_path
+from evalcore.schema import ResultRecord, RunManifest
+from evalcore.testset import file_sha256
+
+
+class RunWriter:
+    """Collects one result per question and writes ``run.json`` + ``results.jsonl`` atomically."""
+
+    def __init__(
+        self,
+        folder: str | Path,
+        *,
+        testset: str | Path,
+        run_id: str | None = None,
+        label: str | None = None,
+        system: dict[str, Any] | None = None,
+        judge: dict[str, Any] | None = None,
+        created: datetime | None = None,
+        notes: str | None = None,
+        external_metrics: dict[str, str] | None = None,
+        fmt: Literal["jsonl", "parquet"] = "jsonl",
+    ) -> None:
+        self.folder = Path(folder)
+        if self.folder.exists():
+            msg = f"{self.folder} already exists; runs are never overwritten — choose a new folder"
+            raise FileExistsError(msg)
+        ts = Path(testset)
+        rel = os.path.relpath(ts.resolve(), self.folder.resolve())
+        self.manifest = RunManifest.model_validate(
+            {
+                "run_id": run_id or self.folder.name,
+                "label": label,
+                "created": created or datetime.now(UTC),
+                "test_set": {"path": Path(rel).as_posix(), "sha256": file_sha256(ts)},
+                "system": system or {},
+                "judge": judge,
+                "library_version": __version__,
+                "notes": notes,
+                "external_metrics": external_metrics or {},
+            }
+        )
+        self.fmt = fmt
+        self._records: list[dict[str, Any]] = []
+        self._qids: set[str] = set()
+        self._closed = False
+
+    def add(self, qid: str, **fields: Any) -> None:
+        """Add the result of one question (fields as in ``results.jsonl``)."""
+        if qid in self._qids:
+            msg = f"qid {qid!r} was already added to this run"
+            raise ValueError(msg)
+        try:
+            rec = ResultRecord.model_validate({"qid": qid, **fields})
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            msg = f"result for {qid!r}: field '{field_path(tuple(err['loc']))}': {err['msg']} (got {err.get('input')!r})"
+            raise ValueError(msg) from None
+        self._qids.add(qid)
+        self._records.append(rec.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"qid": qid})
+
+    def close(self) -> Path:
+        """Write the run folder (atomically: a temporary folder renamed into place)."""
+        if self._closed:
+            return self.folder
+        if not self._records:
+            msg = "no result was added; a run needs at least one"
+            raise ValueError(msg)
+        self.folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}.", dir=self.folder.parent))
+        try:
+            (tmp / "run.json").write_text(
+                json.dumps(self.manifest.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False) + "\n",
+                encoding="utf-8",
+            )
+            if self.fmt == "jsonl":
+                with (tmp / "results.jsonl").open("w", encoding="utf-8") as fh:
+                    for rec in self._records:
+                        fh.write(json.dumps(rec, ensure_ascii=False, allow_nan=False) + "\n")
+            else:
+                import polars as pl
+
+                rows = [
+                    {**r, "external_scores": [{"name": k, "value": v} for k, v in r.get("external_scores", {}).items()]}
+                    for r in self._records
+                ]
+                pl.DataFrame(rows, infer_schema_length=None).write_parquet(tmp / "results.parquet")
+            tmp.rename(self.folder)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self._closed = True
+        return self.folder
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is None:
+            self.close()
