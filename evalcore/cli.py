@@ -1,0 +1,284 @@
+"""The ``evalcore`` command line. Exit codes: 0 ok / gate passed, 1 gate failed or invalid input found
+by ``validate``, 2 bad input or usage."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from evalcore import __version__
+from evalcore.errors import InputError, Problem
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def _err(msg: str) -> int:
+    print(f"evalcore: error: {msg}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _print_problems(problems: list[Problem], stream: Any = sys.stderr) -> None:
+    for p in problems:
+        print(str(p), file=stream)
+
+
+def _load_one(path: str) -> Any:
+    """A run folder, or ``RUNS_DIR:RUN_ID``/a run id inside ``$RAGTRIAGE_RUNS``."""
+    from evalcore.io import load_runs, read_run
+
+    p = Path(path)
+    if p.is_dir() and (p / "run.json").exists():
+        return read_run(p)
+    folder = Path(os.environ.get("RAGTRIAGE_RUNS", "sample_runs"))
+    if folder.is_dir():
+        lr = load_runs(folder)
+        if path in lr.runs:
+            return lr.runs[path]
+    raise InputError([Problem(path, "not a run folder (no run.json) and not a run id in "
+                              f"{folder}", hint="pass the folder that holds run.json")])
+
+
+def _table(df: pl.DataFrame, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(df.to_dicts(), indent=1, default=str)
+    if fmt == "csv":
+        return df.write_csv()
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=60,
+                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, float_precision=4):
+        return str(df)
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from evalcore.schema import json_schemas
+
+    print(json.dumps(json_schemas(), indent=2))
+    return EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from evalcore.errors import Problems
+    from evalcore.io import load_runs, read_run
+    from evalcore.testset import read_testset
+
+    p = Path(args.path)
+    if not p.exists():
+        return _err(f"{p} does not exist")
+    problems = Problems()
+    loaded = 0
+    if p.is_file():
+        ts = read_testset(p, problems)
+        loaded = int(ts is not None)
+        what = f"test set {p} ({ts.cases.height} questions, version {ts.version})" if ts else ""
+    elif (p / "run.json").exists():
+        run = read_run(p, problems)
+        loaded = int(run is not None)
+        what = f"run {run.run_id} ({run.results.height} results)" if run else ""
+    else:
+        lr = load_runs(p)
+        problems.items = lr.problems
+        loaded = len(lr.runs)
+        what = f"{loaded} run(s): {', '.join(lr.runs)}"
+    _print_problems(problems.items, sys.stdout)
+    n_err, n_warn = len(problems.errors), len(problems.warnings)
+    print(f"{'OK' if not n_err else 'FAILED'}: {what or 'nothing loaded'}; {n_err} error(s), {n_warn} warning(s)")
+    return EXIT_FAIL if n_err else EXIT_OK
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    from evalcore.scoring import metric_columns, score_run, summarize
+
+    run = _load_one(args.run)
+    measures = args.measures or None
+    scores = score_run(run, measures) if measures else score_run(run)
+    metrics = metric_columns(scores)
+    if args.per_question:
+        print(_table(scores, args.format))
+        return EXIT_OK
+    table = summarize(scores, run.testset, by=args.by, metrics=metrics, resamples=args.resamples)
+    if args.format == "table":
+        print(f"{run.label} ({run.run_id}) — test set {run.testset.version}, {scores.height} questions"
+              + (f", by {args.by}" if args.by else ""))
+        shown = table.with_columns(
+            ci=pl.format("[{}, {}]", pl.col("ci_low").round(3), pl.col("ci_high").round(3)),
+            note=pl.when(pl.col("small")).then(pl.lit("small slice")).otherwise(pl.lit("")),
+        ).select("slice", "metric", "n", "mean", "ci", "note")
+        if args.by is None:
+            shown = shown.drop("slice")
+        print(_table(shown, "table"))
+    else:
+        print(_table(table, args.format))
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from evalcore.compare import compare
+
+    base, cand = _load_one(args.baseline), _load_one(args.candidate)
+    cmp = compare(base, cand, measures=args.measures or _default_measures(), k=args.k, permutations=args.permutations)
+    if args.format != "table":
+        out = cmp.summary if not args.per_question else cmp.per_question
+        print(_table(out if args.by is None else cmp.by_slice(args.by), args.format))
+        return EXIT_OK
+    print(f"baseline  {base.label} ({base.run_id})\ncandidate {cand.label} ({cand.run_id})\n"
+          f"{cmp.per_question.height} questions answered by both; paired randomization test, Holm-corrected")
+    summ = cmp.by_slice(args.by, permutations=args.permutations) if args.by else cmp.summary
+    cols = ["slice"] if args.by else []
+    print(_table(summ.select(*cols, "metric", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_holm",
+                             "improved", "regressed"), "table"))
+    counts = cmp.per_question.group_by("status").len().sort("status")
+    print("questions: " + ", ".join(f"{r['status']} {r['len']}" for r in counts.iter_rows(named=True)))
+    worst = cmp.per_question.filter(pl.col("status").is_in(["regressed", "mixed"])).head(args.top)
+    if worst.height:
+        print(f"\nmost regressed (top {worst.height}):")
+        print(_table(worst.select("qid", "status", "diagnosis", "worst_delta",
+                                  left=pl.col("left_top_k").list.join(" ")), "table"))
+    return EXIT_OK
+
+
+def _default_measures() -> list[str]:
+    from evalcore.measures import DEFAULT_MEASURES
+
+    return list(DEFAULT_MEASURES)
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from evalcore.compare import compare
+    from evalcore.gate import GatePolicy, junit_report, markdown_report, run_gate, write_per_question
+
+    policy = GatePolicy.from_toml(args.config) if args.config else GatePolicy.default()
+    base, cand = _load_one(args.baseline), _load_one(args.candidate)
+    measures = list(dict.fromkeys([*_default_measures(), *policy.measures]))
+    cmp = compare(base, cand, measures=measures, k=policy.k, permutations=args.permutations)
+    res = run_gate(cmp, policy)
+    md = markdown_report(res)
+    if args.summary:
+        Path(args.summary).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.summary, "a", encoding="utf-8") as fh:  # append: $GITHUB_STEP_SUMMARY is shared
+            fh.write(md)
+    if args.junit:
+        Path(args.junit).write_text(junit_report(res), encoding="utf-8")
+    if args.per_question:
+        write_per_question(res, args.per_question)
+    print(md)
+    return res.exit_code
+
+
+def cmd_trec(args: argparse.Namespace) -> int:
+    from evalcore.trec import format_rows, parse_trec_measures, read_trec, trec_eval
+
+    measures, skipped = parse_trec_measures(args.measure)
+    files = read_trec(args.qrels, args.run)
+    per_q, summary = trec_eval(files, measures, level=args.level, complete=args.complete)
+    if skipped:
+        print(f"evalcore trec: not implemented, left out: {', '.join(skipped)}", file=sys.stderr)
+    sys.stdout.write(format_rows((per_q if args.query else []) + summary))
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from evalcore.importers import import_ragas, import_trec
+
+    if args.source == "trec":
+        folder = import_trec(args.qrels, args.run, args.out, run_id=args.run_id)
+    else:
+        folder = import_ragas(args.file, args.out, run_id=args.run_id)
+    print(f"wrote {folder} and {Path(args.out) / 'testset.jsonl'}")
+    from evalcore.io import read_run
+
+    run = read_run(folder)
+    if run and run.manifest.notes:
+        print(f"note: {run.manifest.notes}", file=sys.stderr)
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="evalcore", description="Score, compare and gate RAG evaluation runs.")
+    p.add_argument("--version", action="version", version=f"evalcore {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("schema", help="print the JSON Schema of every file format")
+    s.set_defaults(func=cmd_schema)
+
+    s = sub.add_parser("validate", help="check a runs folder, a run folder or a test set; exit 1 on errors")
+    s.add_argument("path")
+    s.set_defaults(func=cmd_validate)
+
+    fmt = {"choices": ["table", "json", "csv"], "default": "table"}
+    s = sub.add_parser("metrics", help="means of every metric for one run, with 95%% CIs")
+    s.add_argument("run", help="run folder (or a run id under $RAGTRIAGE_RUNS, default sample_runs)")
+    s.add_argument("--by", help="slice by a tag: type, topic, source, split, must_pass, answerable or any tag")
+    s.add_argument("-m", "--measure", dest="measures", action="append", help="retrieval measure, e.g. nDCG@10 (repeat)")
+    s.add_argument("--format", **fmt)  # type: ignore[arg-type]
+    s.add_argument("--per-question", action="store_true", help="one row per question instead of means")
+    s.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples for the CIs")
+    s.set_defaults(func=cmd_metrics)
+
+    s = sub.add_parser("compare", help="candidate vs baseline: deltas, CIs, paired tests, regressed questions")
+    s.add_argument("baseline")
+    s.add_argument("candidate")
+    s.add_argument("--by", help="summarise per value of this tag")
+    s.add_argument("-m", "--measure", dest="measures", action="append")
+    s.add_argument("-k", type=int, default=5, help="top k whose labeled chunks are tracked (default 5)")
+    s.add_argument("--format", **fmt)  # type: ignore[arg-type]
+    s.add_argument("--per-question", action="store_true", help="with --format json/csv: per-question rows")
+    s.add_argument("--permutations", type=int, default=10_000)
+    s.add_argument("--top", type=int, default=15, help="how many regressed questions to list")
+    s.set_defaults(func=cmd_compare)
+
+    s = sub.add_parser("gate", help="fail CI when the candidate regresses (exit 0 pass, 1 regression, 2 bad input)")
+    s.add_argument("--baseline", required=True)
+    s.add_argument("--candidate", required=True)
+    s.add_argument("--config", help="TOML policy (see docs/ci-gate.md)")
+    s.add_argument("--summary", help="append a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
+    s.add_argument("--junit", help="write JUnit XML here")
+    s.add_argument("--per-question", help="write per-question results here (.csv or .json)")
+    s.add_argument("--permutations", type=int, default=10_000)
+    s.set_defaults(func=cmd_gate)
+
+    s = sub.add_parser("trec", help="drop-in trec_eval: evalcore trec QRELS RUN [-q] [-c] [-l N] [-m MEASURE]")
+    s.add_argument("qrels")
+    s.add_argument("run")
+    s.add_argument("-q", dest="query", action="store_true", help="print per-query values too")
+    s.add_argument("-c", dest="complete", action="store_true", help="average over all qrels queries (missing = 0)")
+    s.add_argument("-l", dest="level", type=int, default=1, help="relevance level (default 1)")
+    s.add_argument("-m", dest="measure", action="append", help="measure, e.g. P.5,10 / ndcg_cut.10 / official")
+    s.set_defaults(func=cmd_trec)
+
+    s = sub.add_parser("import", help="convert TREC or Ragas files into a ragtriage test set + run")
+    isub = s.add_subparsers(dest="source", required=True)
+    t = isub.add_parser("trec")
+    t.add_argument("--qrels", required=True)
+    t.add_argument("--run", required=True)
+    t.add_argument("--out", required=True)
+    t.add_argument("--run-id")
+    t.set_defaults(func=cmd_import)
+    r = isub.add_parser("ragas")
+    r.add_argument("file")
+    r.add_argument("--out", required=True)
+    r.add_argument("--run-id")
+    r.set_defaults(func=cmd_import)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except InputError as exc:
+        _print_problems(exc.problems)
+        return EXIT_USAGE
+    except (ValueError, FileExistsError, FileNotFoundError) as exc:
+        return _err(str(exc))
+    except BrokenPipeError:  # `evalcore ... | head`
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

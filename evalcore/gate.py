@@ -1,0 +1,258 @@
+"""The CI gate: fail a build when a candidate run regresses against a baseline.
+
+Policy (a TOML file; every key optional)::
+
+    [gate]
+    require_significance = false   # a drop must also be significant (Holm-corrected p < alpha) to fail
+    alpha = 0.05
+    k = 5                          # the top k whose labeled chunks are tracked per question
+    must_pass_metrics = ["R@5", "nDCG@10", "correctness", "faithfulness", "abstention", "false_refusal"]
+
+    [metrics."R@5"]
+    max_drop = 0.02                # absolute drop of the mean tolerated
+    severity = "fail"              # or "warn": reported, never fails the build
+
+Retrieval metrics are gated by default (cheap, deterministic); generation metrics are tracked with a
+wider tolerance and only warn, since judge scores are noisy. A must-pass question that regresses on
+any must-pass metric — or an unanswerable must-pass question that stops abstaining — fails the build.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from xml.sax.saxutils import quoteattr
+
+import polars as pl
+
+from evalcore.compare import EPS, Comparison
+from evalcore.measures import parse_measure
+from evalcore.metrics import GENERATION, metric_info
+
+DEFAULT_TOLERANCES: dict[str, tuple[float, str]] = {
+    "R@5": (0.02, "fail"),
+    "R@10": (0.02, "fail"),
+    "nDCG@10": (0.02, "fail"),
+    "RR@10": (0.03, "fail"),
+    "faithfulness": (0.05, "warn"),
+    "correctness": (0.05, "warn"),
+    "abstention": (0.10, "warn"),
+    "false_refusal": (0.05, "warn"),
+}
+DEFAULT_MUST_PASS = ("R@5", "nDCG@10", "correctness", "faithfulness", "abstention", "false_refusal")
+
+
+@dataclass(frozen=True)
+class MetricRule:
+    metric: str
+    max_drop: float
+    severity: Literal["fail", "warn"] = "fail"
+
+
+@dataclass(frozen=True)
+class GatePolicy:
+    rules: tuple[MetricRule, ...]
+    must_pass_metrics: tuple[str, ...] = DEFAULT_MUST_PASS
+    require_significance: bool = False
+    alpha: float = 0.05
+    k: int = 5
+
+    @property
+    def measures(self) -> list[str]:
+        """Retrieval measures the comparison must compute for this policy."""
+        names = [r.metric for r in self.rules] + list(self.must_pass_metrics)
+        return list(dict.fromkeys(n for n in names if n not in GENERATION))
+
+    @classmethod
+    def default(cls) -> GatePolicy:
+        return cls(tuple(MetricRule(m, d, s) for m, (d, s) in DEFAULT_TOLERANCES.items()))  # type: ignore[arg-type]
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> GatePolicy:
+        """Read a policy; raise ``ValueError`` naming the file and key for anything wrong."""
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            msg = f"{path}: not valid TOML: {exc}"
+            raise ValueError(msg) from None
+        gate = data.get("gate", {})
+        unknown = set(data) - {"gate", "metrics"}
+        unknown |= {f"gate.{k}" for k in set(gate) - {"require_significance", "alpha", "k", "must_pass_metrics"}}
+        if unknown:
+            msg = f"{path}: unknown key(s) {', '.join(sorted(unknown))}; see docs/ci-gate.md"
+            raise ValueError(msg)
+        base = cls.default()
+        rules = {r.metric: r for r in base.rules}
+        for name, spec in data.get("metrics", {}).items():
+            _check_metric(path, f"metrics.{name}", name)
+            if not isinstance(spec, dict) or set(spec) - {"max_drop", "severity"}:
+                msg = f"{path}: [metrics.\"{name}\"] takes max_drop and severity"
+                raise ValueError(msg)
+            drop = spec.get("max_drop", rules[name].max_drop if name in rules else 0.0)
+            sev = spec.get("severity", "fail")
+            if not isinstance(drop, int | float) or drop < 0:
+                msg = f"{path}: metrics.{name}.max_drop must be a number >= 0, found {drop!r}"
+                raise ValueError(msg)
+            if sev not in ("fail", "warn"):
+                msg = f"{path}: metrics.{name}.severity must be \"fail\" or \"warn\", found {sev!r}"
+                raise ValueError(msg)
+            rules[name] = MetricRule(name, float(drop), sev)
+        must = tuple(gate.get("must_pass_metrics", base.must_pass_metrics))
+        for m in must:
+            _check_metric(path, "gate.must_pass_metrics", m)
+        return cls(
+            rules=tuple(rules.values()),
+            must_pass_metrics=must,
+            require_significance=bool(gate.get("require_significance", False)),
+            alpha=float(gate.get("alpha", 0.05)),
+            k=int(gate.get("k", 5)),
+        )
+
+
+def _check_metric(path: Path, key: str, name: str) -> None:
+    if name in GENERATION:
+        return
+    try:
+        parse_measure(name)
+    except ValueError as exc:
+        msg = f"{path}: {key}: {exc}"
+        raise ValueError(msg) from None
+
+
+@dataclass
+class GateResult:
+    passed: bool
+    checks: list[dict[str, Any]] = field(default_factory=list)  # one per gated metric
+    must_pass: list[dict[str, Any]] = field(default_factory=list)  # one per must-pass question
+    comparison: Comparison | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+
+def run_gate(cmp: Comparison, policy: GatePolicy) -> GateResult:
+    """Apply ``policy`` to a comparison."""
+    summary = {r["metric"]: r for r in cmp.summary.iter_rows(named=True)}
+    checks = []
+    for rule in policy.rules:
+        row = summary.get(rule.metric)
+        if row is None or row["n"] == 0:
+            checks.append({"metric": rule.metric, "status": "skipped", "severity": rule.severity,
+                           "reason": "no question has this metric in both runs", "max_drop": rule.max_drop})
+            continue
+        hib = metric_info(rule.metric).higher_is_better
+        drop = -row["delta"] if hib else row["delta"]
+        over = drop > rule.max_drop + EPS
+        significant = row["p_holm"] is not None and row["p_holm"] < policy.alpha
+        failed = over and (significant or not policy.require_significance)
+        status = "pass" if not failed else ("fail" if rule.severity == "fail" else "warn")
+        checks.append({
+            "metric": rule.metric, "status": status, "severity": rule.severity, "baseline": row["baseline"],
+            "candidate": row["candidate"], "delta": row["delta"], "drop": drop, "max_drop": rule.max_drop,
+            "ci_low": row["ci_low"], "ci_high": row["ci_high"], "p_holm": row["p_holm"], "n": row["n"],
+            "reason": (f"dropped {drop:.4f} > tolerance {rule.max_drop:.4f}"
+                       + ("" if significant or not policy.require_significance else " (not significant)")
+                       if over else f"within tolerance {rule.max_drop:.4f}"),
+        })
+    must = []
+    pq = cmp.per_question.filter(pl.col("must_pass"))
+    for r in pq.sort("qid").iter_rows(named=True):
+        reasons = []
+        for m in policy.must_pass_metrics:
+            if f"{m}_delta" not in r or r[f"{m}_delta"] is None:
+                continue
+            hib = metric_info(m).higher_is_better
+            d = r[f"{m}_delta"] if hib else -r[f"{m}_delta"]
+            if d < -EPS:
+                reasons.append(f"{m} {r[f'{m}_base']:.3f} → {r[f'{m}_cand']:.3f}")
+        if r["left_top_k"]:
+            reasons.append(f"labeled chunk(s) left the top {cmp.k}: {', '.join(r['left_top_k'])}")
+        if not r["answerable"] and r.get("abstention_base") == 1 and r.get("abstention_cand") == 0:
+            reasons.insert(0, "unanswerable question stopped abstaining")
+        must.append({"qid": r["qid"], "status": "fail" if reasons else "pass", "reasons": reasons,
+                     "diagnosis": r["diagnosis"]})
+    passed = all(c["status"] != "fail" for c in checks) and all(m["status"] == "pass" for m in must)
+    return GateResult(passed=passed, checks=checks, must_pass=must, comparison=cmp)
+
+
+def _fmt(v: Any, digits: int = 4) -> str:
+    return "–" if v is None else f"{v:.{digits}f}" if isinstance(v, float) else str(v)
+
+
+def markdown_report(res: GateResult) -> str:
+    """A summary fit for ``$GITHUB_STEP_SUMMARY``."""
+    cmp = res.comparison
+    assert cmp is not None
+    icon = {"pass": "✅", "fail": "❌", "warn": "⚠️", "skipped": "➖"}
+    lines = [
+        f"## RAG eval gate: {'✅ passed' if res.passed else '❌ failed'}",
+        "",
+        f"Baseline **{cmp.baseline.label}** (`{cmp.baseline.run_id}`) → candidate **{cmp.candidate.label}** "
+        f"(`{cmp.candidate.run_id}`), test set `{cmp.baseline.testset.version}`, "
+        f"{cmp.per_question.height} questions answered by both.",
+        "",
+        "| metric | baseline | candidate | Δ (95% CI) | p (Holm) | tolerance | result |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for c in res.checks:
+        ci = f" ({_fmt(c.get('ci_low'))} … {_fmt(c.get('ci_high'))})" if c.get("ci_low") is not None else ""
+        lines.append(
+            f"| {c['metric']} | {_fmt(c.get('baseline'))} | {_fmt(c.get('candidate'))} | "
+            f"{_fmt(c.get('delta'))}{ci} | {_fmt(c.get('p_holm'), 3)} | −{c['max_drop']:.3f} ({c['severity']}) | "
+            f"{icon[c['status']]} {c['status']} |"
+        )
+    failed_must = [m for m in res.must_pass if m["status"] == "fail"]
+    lines += ["", f"**Must-pass questions:** {len(res.must_pass) - len(failed_must)} of {len(res.must_pass)} held."]
+    if failed_must:
+        lines += ["", "| question | diagnosis | what regressed |", "|---|---|---|"]
+        lines += [f"| `{m['qid']}` | {m['diagnosis'] or '–'} | {'; '.join(m['reasons'])} |" for m in failed_must]
+    worst = cmp.per_question.filter(pl.col("status").is_in(["regressed", "mixed"])).head(10)
+    if worst.height:
+        lines += ["", f"**Most regressed questions** ({worst.height} shown):", "",
+                  "| question | diagnosis | worst Δ | labeled chunks that left the top k |", "|---|---|---:|---|"]
+        for r in worst.iter_rows(named=True):
+            lines.append(f"| `{r['qid']}` | {r['diagnosis'] or '–'} | {_fmt(r['worst_delta'], 3)} | "
+                         f"{', '.join(r['left_top_k']) or '–'} |")
+    return "\n".join(lines) + "\n"
+
+
+def junit_report(res: GateResult) -> str:
+    """JUnit XML: a testcase per gated metric and per must-pass question."""
+    cases = []
+    for c in res.checks:
+        body = ""
+        if c["status"] == "fail":
+            body = f"<failure message={quoteattr(c['reason'])}/>"
+        elif c["status"] in ("skipped", "warn"):
+            body = f"<skipped message={quoteattr(c['status'] + ': ' + c['reason'])}/>"
+        cases.append(f'  <testcase classname="ragtriage.metrics" name={quoteattr(c["metric"])}>{body}</testcase>')
+    for m in res.must_pass:
+        body = f"<failure message={quoteattr('; '.join(m['reasons']))}/>" if m["status"] == "fail" else ""
+        cases.append(f'  <testcase classname="ragtriage.must_pass" name={quoteattr(m["qid"])}>{body}</testcase>')
+    failures = sum(c["status"] == "fail" for c in res.checks) + sum(m["status"] == "fail" for m in res.must_pass)
+    skipped = sum(c["status"] in ("skipped", "warn") for c in res.checks)
+    head = (f'<testsuite name="ragtriage gate" tests="{len(cases)}" failures="{failures}" '
+            f'skipped="{skipped}" errors="0">')
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + head + "\n" + "\n".join(cases) + "\n</testsuite>\n"
+
+
+def write_per_question(res: GateResult, path: str | Path) -> None:
+    """Per-question deltas as CSV or JSON (by the file's suffix) so reviewers can open the regressions."""
+    assert res.comparison is not None
+    df = res.comparison.per_question
+    path = Path(path)
+    if path.suffix.lower() == ".json":
+        path.write_text(json.dumps(df.to_dicts(), indent=1, default=str) + "\n", encoding="utf-8")
+    else:
+        df.with_columns(
+            pl.col("left_top_k").list.join(" "), pl.col("entered_top_k").list.join(" ")
+        ).write_csv(path)
+
+
+__all__ = ["GatePolicy", "GateResult", "MetricRule", "junit_report", "markdown_report", "run_gate",
+           "write_per_question"]

@@ -1,0 +1,149 @@
+"""Import runs made by other tools into ragtriage's run format (the source files are only read).
+
+* TREC: qrels (``qid iter docno rel``) become a test set; a run (``qid Q0 docno rank score tag``)
+  becomes a run folder. Questions have no text in TREC files; the qid stands in for it.
+* Ragas: a results export (CSV or JSON) with ``user_input``, ``retrieved_contexts``, ``response``,
+  ``reference`` and metric columns. Chunk ids are derived from a hash of the chunk text; the Ragas
+  metric columns are kept as *external* scores (``ext:<name>``), never mixed with evalcore's own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from evalcore.errors import InputError, Problem
+from evalcore.trec import read_trec
+from evalcore.writer import RunWriter
+
+RAGAS_TEXT_COLUMNS = {"user_input", "retrieved_contexts", "response", "reference", "reference_contexts"}
+
+
+def chunk_id_for(text: str) -> str:
+    """A stable chunk id for a chunk known only by its text."""
+    return "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _write_testset(path: Path, cases: list[dict[str, Any]]) -> None:
+    if path.exists():
+        msg = f"{path} already exists; nothing is overwritten — choose another --out"
+        raise FileExistsError(msg)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for c in cases:
+            fh.write(json.dumps(c, ensure_ascii=False) + "\n")
+
+
+def import_trec(qrels: str | Path, run: str | Path, out: str | Path, *, run_id: str | None = None) -> Path:
+    """Write ``out/testset.jsonl`` and ``out/<run_id>/`` from TREC files. Returns the run folder."""
+    files = read_trec(qrels, run)
+    out = Path(out)
+    rid = run_id or files.runid or Path(run).stem
+    rid = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in rid)
+    ts = out / "testset.jsonl"
+    cases = []
+    for (qid,), part in files.qrels.sort("qid").group_by("qid", maintain_order=True):
+        rel = {r["chunk_id"]: max(0, r["rel"]) for r in part.iter_rows(named=True)}
+        cases.append({"qid": qid, "question": f"(TREC query {qid})", "relevant": rel,
+                      "tags": {"type": "trec", "topic": "trec", "source": "real"}})
+    _write_testset(ts, cases)
+    known = set(files.qrels["qid"].unique())
+    with RunWriter(out / rid, testset=ts, run_id=rid, label=rid, system={"imported_from": "trec"}) as w:
+        for (qid,), part in files.run.group_by("qid", maintain_order=True):
+            if qid not in known:
+                continue  # trec_eval ignores queries without qrels; so does the import
+            w.add(str(qid), retrieved=[{"chunk_id": r["chunk_id"], "score": r["score"]} for r in part.iter_rows(named=True)])
+    return out / rid
+
+
+def _read_ragas(path: Path) -> list[dict[str, Any]]:
+    if path.suffix.lower() == ".csv":
+        df = pl.read_csv(path, infer_schema_length=0)
+        rows = df.to_dicts()
+        for r in rows:
+            for col in ("retrieved_contexts", "reference_contexts"):
+                if isinstance(r.get(col), str):
+                    r[col] = _parse_list(r[col], path, col)
+        return rows
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, dict):
+        data = data.get("samples") or data.get("data") or list(data.values())[0]
+    if not isinstance(data, list):
+        raise InputError([Problem(str(path), "expected a list of samples", expected="[{...}, ...]")])
+    return data
+
+
+def _parse_list(text: str, path: Path, col: str) -> list[str]:
+    # Ragas' to_pandas().to_csv() writes lists as Python reprs; JSON lists are accepted too.
+    import ast
+
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            raise InputError([Problem(str(path), "cannot read the list of contexts", field=col,
+                                      found=text[:60], expected="a JSON or Python list of strings")]) from None
+    if not isinstance(value, list):
+        raise InputError([Problem(str(path), "expected a list of strings", field=col, found=text[:60])])
+    return [str(v) for v in value]
+
+
+def import_ragas(path: str | Path, out: str | Path, *, run_id: str | None = None) -> Path:
+    """Write ``out/testset.jsonl`` and ``out/<run_id>/`` from a Ragas results export."""
+    path, out = Path(path), Path(out)
+    rows = _read_ragas(path)
+    problems = []
+    for i, r in enumerate(rows, start=1):
+        for col in ("user_input", "retrieved_contexts"):
+            if r.get(col) in (None, ""):
+                problems.append(Problem(str(path), "required column is empty", line=i + (1 if path.suffix == ".csv" else 0),
+                                        field=col, hint="Ragas exports need user_input and retrieved_contexts"))
+    if problems:
+        raise InputError(problems)
+    rid = run_id or path.stem
+    metric_cols = sorted({k for r in rows for k in r} - RAGAS_TEXT_COLUMNS)
+    cases, records = [], []
+    for i, r in enumerate(rows, start=1):
+        qid = f"ragas-{i:05d}"
+        ref_ctx = r.get("reference_contexts") or []
+        cases.append({
+            "qid": qid, "question": r["user_input"],
+            # Ragas has no chunk labels; reference contexts, where present, become the relevant set.
+            "relevant": {chunk_id_for(t): 1 for t in ref_ctx},
+            "reference_answer": r.get("reference"),
+            "tags": {"type": "unknown", "topic": "unknown", "source": "real"},
+        })
+        ctx = list(dict.fromkeys(r["retrieved_contexts"]))
+        ext = {}
+        for m in metric_cols:
+            v = r.get(m)
+            try:
+                ext[m] = None if v in (None, "") else float(v)
+            except (TypeError, ValueError):
+                continue
+            if ext[m] is not None and ext[m] != ext[m]:  # NaN: Ragas writes it for a failed metric
+                ext[m] = None
+        records.append((qid, {
+            "retrieved": [{"chunk_id": chunk_id_for(t), "score": float(len(ctx) - j), "text": t} for j, t in enumerate(ctx)],
+            "answer": r.get("response"),
+            "external_scores": ext,
+        }))
+    ts = out / "testset.jsonl"
+    _write_testset(ts, cases)
+    notes = None
+    if not any(c["relevant"] for c in cases):
+        notes = ("The export has no reference_contexts: no question has labeled chunks, so evalcore's retrieval "
+                 "metrics and abstention do not apply; use the external Ragas scores, or add labels to testset.jsonl.")
+    with RunWriter(out / rid, testset=ts, run_id=rid, label=f"{rid} (imported from Ragas)", notes=notes,
+                   created=datetime.now(UTC), system={"imported_from": "ragas"},
+                   external_metrics={m: "ragas" for m in metric_cols}) as w:
+        for qid, rec in records:
+            w.add(qid, **rec)
+    return out / rid

@@ -1,0 +1,229 @@
+"""A drop-in for trec_eval on classic TREC files, printing trec_eval's own output format.
+
+    evalcore trec QRELS RUN [-q] [-c] [-l LEVEL] [-m MEASURE ...]
+
+Supported measures (trec_eval names): runid, num_q, num_ret, num_rel, num_rel_ret, map, gm_map, Rprec,
+recip_rank, P, recall, ndcg, ndcg_cut, map_cut, success — with cutoffs as ``P.5,10``. Without ``-m``
+the supported part of trec_eval's "official" set is printed (bpref and iprec_at_recall are not
+implemented; a note on stderr says so, so a diff against trec_eval is explained).
+
+Query set, as trec_eval: a query is evaluated when it has both results and qrels (a qrels query whose
+judgments are all below the relevance level counts, scoring 0). ``-c`` averages over every qrels query,
+those missing from the run counting 0. Output order: per query (``-q``, sorted by qid) then ``all``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from evalcore.errors import InputError, Problems
+from evalcore.measures import Measure
+from evalcore.retrieval import evaluate
+
+MIN_GEO_MEAN = 0.00001
+DEFAULT_CUTS = {
+    "P": [5, 10, 15, 20, 30, 100, 200, 500, 1000],
+    "recall": [5, 10, 15, 20, 30, 100, 200, 500, 1000],
+    "ndcg_cut": [5, 10, 15, 20, 30, 100, 200, 500, 1000],
+    "map_cut": [5, 10, 15, 20, 30, 100, 200, 500, 1000],
+    "success": [1, 5, 10],
+}
+# trec_eval prints measures in this order whatever order -m named them.
+ORDER = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
+         "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success"]
+OFFICIAL = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank", "P"]
+OFFICIAL_UNSUPPORTED = ["bpref", "iprec_at_recall"]
+ALL_TREC = ORDER
+_OURS = {"P": "P", "recall": "R", "ndcg_cut": "nDCG", "map_cut": "AP", "success": "hit"}
+SUMMARY_ONLY = {"runid", "num_q", "gm_map"}
+INTEGER = {"num_q", "num_ret", "num_rel", "num_rel_ret"}
+
+
+@dataclass(frozen=True)
+class TrecFiles:
+    qrels: pl.DataFrame  # qid, chunk_id, rel
+    run: pl.DataFrame  # qid, chunk_id, score
+    runid: str
+
+
+def _split_lines(path: Path, n_fields: int, names: list[str], what: str, example: str, problems: Problems) -> pl.DataFrame:
+    try:
+        raw = pl.read_csv(
+            path, has_header=False, separator="\x1f", quote_char=None, new_columns=["raw"],
+            schema_overrides={"raw": pl.String}, encoding="utf8",
+        )
+    except pl.exceptions.NoDataError:
+        problems.error(path, f"the {what} file is empty", expected=example)
+        return pl.DataFrame()
+    except (pl.exceptions.ComputeError, OSError) as exc:
+        problems.error(path, f"cannot read the {what} file: {exc}", hint="it must be UTF-8 text")
+        return pl.DataFrame()
+    # The line number survives the filter, so every error can name it.
+    df = raw.with_row_index("line", offset=1).with_columns(
+        parts=pl.col("raw").str.strip_chars().str.replace_all(r"\s+", " ").str.split(" ")
+    )
+    df = df.filter(pl.col("raw").str.strip_chars() != "")
+    bad = df.filter(pl.col("parts").list.len() != n_fields).head(20)
+    for row in bad.iter_rows(named=True):
+        problems.error(
+            path, f"a {what} line must have {n_fields} fields", line=row["line"],
+            expected=example, found=f"{len(row['parts'])} field(s): {row['raw'][:60]!r}",
+        )
+    if bad.height:
+        return pl.DataFrame()
+    return df.select("line", *[pl.col("parts").list.get(i).alias(n) for i, n in enumerate(names)])
+
+
+def read_trec(qrels_path: str | Path, run_path: str | Path) -> TrecFiles:
+    """Read a TREC qrels file (``qid iter docno rel``) and run (``qid Q0 docno rank score tag``).
+
+    Raises :class:`InputError` naming the file and line of every problem.
+    """
+    problems = Problems()
+    qp, rp = Path(qrels_path), Path(run_path)
+    q = _split_lines(qp, 4, ["qid", "iter", "chunk_id", "rel"], "qrels", "'qid iter docno rel'", problems)
+    r = _split_lines(rp, 6, ["qid", "q0", "chunk_id", "rank", "score", "tag"], "run", "'qid Q0 docno rank score tag'", problems)
+    if problems.errors:
+        raise InputError(problems.errors)
+    q = q.with_columns(rel_n=pl.col("rel").cast(pl.Int64, strict=False))
+    for row in q.filter(pl.col("rel_n").is_null()).head(20).iter_rows(named=True):
+        problems.error(qp, "the relevance must be an integer", line=row["line"], field="rel", found=repr(row["rel"]))
+    r = r.with_columns(score_n=pl.col("score").cast(pl.Float64, strict=False))
+    badscore = r.filter(pl.col("score_n").is_null() | ~pl.col("score_n").is_finite()).head(20)
+    for row in badscore.iter_rows(named=True):
+        problems.error(rp, "the score must be a finite number", line=row["line"], field="score", found=repr(row["score"]))
+    for frame, path, what in ((q, qp, "qrels"), (r, rp, "run")):
+        if frame.height == 0:
+            continue
+        dup = frame.with_columns(first=pl.col("line").min().over("qid", "chunk_id")).filter(pl.col("line") != pl.col("first"))
+        for row in dup.head(20).iter_rows(named=True):
+            problems.error(
+                path, f"docno '{row['chunk_id']}' appears twice for query '{row['qid']}' (first on line {row['first']})",
+                line=row["line"], expected="each docno once per query",
+                hint="trec_eval refuses duplicates too; keep one line",
+            )
+    if problems.errors:
+        raise InputError(problems.errors)
+    runid = r["tag"][0] if r.height else ""
+    return TrecFiles(
+        qrels=q.select("qid", "chunk_id", rel="rel_n"),
+        run=r.select("qid", "chunk_id", score="score_n"),
+        runid=runid,
+    )
+
+
+def parse_trec_measures(args: list[str] | None) -> tuple[dict[str, list[int] | None], list[str]]:
+    """trec_eval ``-m`` arguments to {measure: cutoffs}; also returns names that were skipped."""
+    wanted: dict[str, list[int] | None] = {}
+    skipped: list[str] = []
+    for arg in args or ["official"]:
+        base, _, params = arg.partition(".")
+        if base in ("official", "all_trec"):
+            for name in OFFICIAL if base == "official" else ALL_TREC:
+                wanted.setdefault(name, list(DEFAULT_CUTS[name]) if name in DEFAULT_CUTS else None)
+            if base == "official":
+                skipped.extend(OFFICIAL_UNSUPPORTED)
+            continue
+        if base not in ORDER:
+            msg = f"measure {base!r} is not supported by evalcore trec; supported: {', '.join(ORDER)}"
+            raise ValueError(msg)
+        if base in DEFAULT_CUTS:
+            cuts = [int(c) for c in params.split(",") if c] if params else list(DEFAULT_CUTS[base])
+            if any(c < 1 for c in cuts):
+                msg = f"cutoffs of {base} must be positive"
+                raise ValueError(msg)
+            wanted[base] = sorted(set(cuts))
+        elif params:
+            msg = f"measure {base!r} takes no parameters"
+            raise ValueError(msg)
+        else:
+            wanted[base] = None
+    return wanted, skipped
+
+
+def trec_eval(
+    files: TrecFiles, measures: dict[str, list[int] | None], *, level: int = 1, complete: bool = False
+) -> tuple[list[tuple[str, str, float | int | str]], list[tuple[str, str, float | int | str]]]:
+    """Compute trec_eval's values. Returns (per-query rows, summary rows) as (name, qid, value)."""
+    qids = sorted(set(files.run["qid"].unique()) & set(files.qrels["qid"].unique()), key=lambda s: s.encode())
+    ours: list[Measure] = [Measure("AP", None, level), Measure("RR", None, level), Measure("Rprec", None, level),
+                           Measure("nDCG", None)]
+    for name, cuts in measures.items():
+        if name in _OURS and cuts:
+            ours.extend(Measure(_OURS[name], c, level if name != "ndcg_cut" else 1) for c in cuts)
+    vals = evaluate(files.run, files.qrels, ours, qids=qids)
+    ret = files.run.filter(pl.col("qid").is_in(qids))
+    counts = (
+        ret.join(files.qrels, on=["qid", "chunk_id"], how="left")
+        .group_by("qid")
+        .agg(num_ret=pl.len(), num_rel_ret=(pl.col("rel").fill_null(0) >= level).sum())
+    )
+    nrel = files.qrels.group_by("qid").agg(num_rel=(pl.col("rel") >= level).sum())
+    table = vals.join(counts, on="qid", how="left").join(nrel, on="qid", how="left").sort("qid")
+    rows_by_q = {r["qid"]: r for r in table.iter_rows(named=True)}
+
+    def per_query_items(r: dict[str, object]) -> list[tuple[str, float | int]]:
+        items: list[tuple[str, float | int]] = []
+        for name in ORDER:
+            if name not in measures or name in SUMMARY_ONLY:
+                continue
+            if name in INTEGER:
+                items.append((name, int(r[name])))  # type: ignore[call-overload]
+            elif name == "map":
+                items.append(("map", float(r[str(Measure("AP", None, level))])))  # type: ignore[arg-type]
+            elif name == "Rprec":
+                items.append(("Rprec", float(r[str(Measure("Rprec", None, level))])))  # type: ignore[arg-type]
+            elif name == "recip_rank":
+                items.append(("recip_rank", float(r[str(Measure("RR", None, level))])))  # type: ignore[arg-type]
+            elif name == "ndcg":
+                items.append(("ndcg", float(r["nDCG"])))  # type: ignore[arg-type]
+            else:
+                for c in measures[name] or []:
+                    m = Measure(_OURS[name], c, level if name != "ndcg_cut" else 1)
+                    items.append((f"{name}_{c}", float(r[str(m)])))  # type: ignore[arg-type]
+        return items
+
+    per_query = [(n, q, v) for q in qids for n, v in per_query_items(rows_by_q[q])]
+    n_eval = len(qids)
+    n_avg = files.qrels["qid"].n_unique() if complete else n_eval
+    summary: list[tuple[str, str, float | int | str]] = []
+    sums: dict[str, float] = {}
+    for q in qids:
+        for n, v in per_query_items(rows_by_q[q]):
+            sums[n] = sums.get(n, 0.0) + v
+    aps = [float(rows_by_q[q][str(Measure("AP", None, level))]) for q in qids]  # type: ignore[arg-type]
+    for name in ORDER:
+        if name not in measures:
+            continue
+        if name == "runid":
+            summary.append(("runid", "all", files.runid))
+        elif name == "num_q":
+            summary.append(("num_q", "all", n_avg))
+        elif name in INTEGER:
+            summary.append((name, "all", int(sums.get(name, 0))))
+        elif name == "gm_map":
+            logs = sum(math.log(max(a, MIN_GEO_MEAN)) for a in aps) + (n_avg - n_eval) * math.log(MIN_GEO_MEAN)
+            summary.append(("gm_map", "all", math.exp(logs / n_avg) if n_avg else 0.0))
+        else:
+            keys = [n for n, _ in per_query_items(rows_by_q[qids[0]])] if qids else []
+            for key in keys:
+                if key == name or key.startswith(name + "_") and key[len(name) + 1 :].isdigit():
+                    summary.append((key, "all", sums.get(key, 0.0) / n_avg if n_avg else 0.0))
+    return per_query, summary
+
+
+def format_rows(rows: list[tuple[str, str, float | int | str]]) -> str:
+    """trec_eval's line format: ``%-22s\\t%s\\t%6.4f`` (integers and the run id as they are)."""
+    out = []
+    for name, qid, value in rows:
+        if isinstance(value, str):
+            out.append(f"{name:<22}\t{qid}\t{value}")
+        elif isinstance(value, int):
+            out.append(f"{name:<22}\t{qid}\t{value}")
+        else:
+            out.append(f"{name:<22}\t{qid}\t{value:6.4f}")
+    return "\n".join(out) + ("\n" if out else "")
