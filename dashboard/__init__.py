@@ -1,0 +1,1 @@
+"""The dashboard's own helpers: cached wrappers around evalcore. No metric arithmetic here."""

@@ -1,0 +1,165 @@
+"""Loading and validation: every bad input names its file, line and field; one bad run never stops others."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import case, write_jsonl
+from evalcore import InputError, load_runs, read_testset
+from evalcore.cli import main
+
+
+def only_error(problems: list, severity: str = "error"):  # type: ignore[no-untyped-def]
+    errs = [p for p in problems if p.severity == severity]
+    assert errs, "expected a problem"
+    return errs[0]
+
+
+def break_results(runs: Path, run_id: str, line_no: int, new_line: str | bytes) -> Path:
+    path = runs / run_id / "results.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    lines[line_no - 1] = new_line if isinstance(new_line, bytes) else new_line.encode()
+    path.write_bytes(b"\n".join(lines))
+    return path
+
+
+def record(runs: Path, run_id: str, line_no: int) -> dict:  # type: ignore[type-arg]
+    return json.loads((runs / run_id / "results.jsonl").read_text().splitlines()[line_no - 1])
+
+
+BASE = "2026-10-05-bm25"
+
+
+def test_sample_runs_load_without_problems(runs_copy: Path) -> None:
+    lr = load_runs(runs_copy)
+    assert lr.problems == []
+    assert list(lr.runs) == ["2026-10-05-bm25", "2026-10-19-hybrid", "2026-11-02-hybrid-rerank",
+                             "2026-11-16-rerank-prompt-v2"]
+
+
+@pytest.mark.parametrize(
+    "mutate, field, message",
+    [
+        (lambda r: r | {"retrieved": [{**r["retrieved"][0], "score": "high"}]}, "retrieved[0].score", "valid number"),
+        (lambda r: r | {"abstained": "no"}, "abstained", "valid boolean"),
+        (lambda r: r | {"answr": "typo"}, "answr", "unknown field"),
+        (lambda r: {k: v for k, v in r.items() if k != "qid"}, "qid", "required field is missing"),
+        (lambda r: r | {"qid": "not-in-testset"}, "qid", "is not in the test set"),
+        (lambda r: r | {"retrieved": [r["retrieved"][0], r["retrieved"][0]]}, "retrieved", "appears 2 times"),
+    ],
+)
+def test_bad_record_is_reported_with_file_line_and_field_and_others_still_load(runs_copy, mutate, field, message) -> None:  # type: ignore[no-untyped-def]
+    bad = mutate(record(runs_copy, BASE, 7))
+    path = break_results(runs_copy, BASE, 7, json.dumps(bad))
+    lr = load_runs(runs_copy)
+    p = only_error(lr.problems)
+    assert p.path == str(path) and p.line == 7 and p.field == field
+    assert message in str(p)
+    assert BASE not in lr.runs and len(lr.runs) == 3, "the other runs still load"
+
+
+def test_nan_score_is_rejected_not_silently_used(runs_copy: Path) -> None:
+    text = json.dumps(record(runs_copy, BASE, 3)).replace('"score": ', '"score": NaN, "x": ', 1)
+    break_results(runs_copy, BASE, 3, text)
+    p = only_error(load_runs(runs_copy).problems)
+    assert p.line == 3 and "NaN" in str(p)
+
+
+def test_malformed_json_names_line_and_column(runs_copy: Path) -> None:
+    break_results(runs_copy, BASE, 12, '{"qid": "hv-012", "retrieved": [}')
+    p = only_error(load_runs(runs_copy).problems)
+    assert p.line == 12 and "malformed JSON" in p.message and "column" in str(p)
+
+
+def test_non_utf8_bytes_name_the_line(runs_copy: Path) -> None:
+    break_results(runs_copy, BASE, 5, b'{"qid": "hv-005", "answer": "caf\xe9"}')
+    p = only_error(load_runs(runs_copy).problems)
+    assert p.line == 5 and "UTF-8" in str(p) and "0xe9" in str(p)
+
+
+def test_duplicate_qid_names_both_lines(runs_copy: Path) -> None:
+    rec = record(runs_copy, BASE, 2)
+    break_results(runs_copy, BASE, 9, json.dumps(rec))
+    errs = [p for p in load_runs(runs_copy).problems if "duplicate qid" in p.message]
+    assert errs and "first on line 2" in errs[0].message and errs[0].line == 9
+
+
+def test_empty_results_file(runs_copy: Path) -> None:
+    (runs_copy / BASE / "results.jsonl").write_text("")
+    p = only_error(load_runs(runs_copy).problems)
+    assert "empty" in p.message and p.path.endswith("results.jsonl")
+
+
+def test_testset_hash_mismatch_is_a_warning_naming_both_hashes(runs_copy: Path) -> None:
+    manifest = json.loads((runs_copy / BASE / "run.json").read_text())
+    recorded = "ab" * 32
+    manifest["test_set"]["sha256"] = recorded
+    (runs_copy / BASE / "run.json").write_text(json.dumps(manifest))
+    lr = load_runs(runs_copy)
+    w = only_error(lr.problems, "warning")
+    assert "abababababab" in str(w) and lr.runs[BASE].testset.sha256[:12] in str(w)
+    assert BASE in lr.runs, "a warning does not stop the run loading"
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        (json.dumps(case("q1", {"c1": 1.5})), "valid integer"),
+        (json.dumps(case("q1", {"c1": -1})), "greater than or equal to 0"),
+        ('{"qid": "q1", "question": "x", "relevant": {"c1": 1, "c1": 2}, "tags": {"type": "a", "topic": "b", "source": "real"}}',
+         "appears twice"),
+        (json.dumps(case("q1", tags={"type": "lookup", "topic": "t", "source": "scraped"})), "'real' or 'synthetic'"),
+    ],
+)
+def test_bad_test_set_lines(tmp_path: Path, line: str, message: str) -> None:
+    path = write_jsonl(tmp_path / "ts.jsonl", [case("q0", {"c0": 1}), line])
+    with pytest.raises(InputError) as exc:
+        read_testset(path)
+    p = exc.value.problems[0]
+    assert p.line == 2 and message in str(p), str(p)
+
+
+def test_duplicate_qid_in_test_set(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "ts.jsonl", [case("q1", {"a": 1}), case("q1", {"b": 1})])
+    with pytest.raises(InputError, match="duplicate qid 'q1' \\(first on line 1\\)"):
+        read_testset(path)
+
+
+def test_validate_command_exit_codes(runs_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(runs_copy)]) == 0
+    assert "OK: 4 run(s)" in capsys.readouterr().out
+    break_results(runs_copy, BASE, 4, "{oops")
+    assert main(["validate", str(runs_copy)]) == 1
+    out = capsys.readouterr().out
+    assert "results.jsonl:4: error" in out and "FAILED: 3 run(s)" in out
+
+
+def test_jsonl_is_converted_once_then_read_from_cache(runs_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import evalcore.io as io
+
+    load_runs(runs_copy)
+    calls = []
+    monkeypatch.setattr(io, "_frames_from_records", lambda recs: calls.append(1) or None)
+    lr = load_runs(runs_copy)
+    assert calls == [] and len(lr.runs) == 4
+    # Touching a file invalidates its cache entry.
+    p = runs_copy / BASE / "results.jsonl"
+    p.write_bytes(p.read_bytes() + b"\n")
+    with pytest.raises(TypeError):
+        load_runs(runs_copy)
+
+
+def test_parquet_results_load_like_jsonl(tmp_path: Path, runs_copy: Path) -> None:
+    from evalcore import RunWriter, load_run, score_run
+
+    src = load_run(runs_copy / BASE)
+    lines = [json.loads(x) for x in (runs_copy / BASE / "results.jsonl").read_text().splitlines()]
+    with RunWriter(tmp_path / "pq", testset=runs_copy / "testset.jsonl", fmt="parquet") as w:
+        for rec in lines:
+            w.add(rec.pop("qid"), **rec)
+    pq = load_run(tmp_path / "pq")
+    assert (tmp_path / "pq" / "results.parquet").exists()
+    assert score_run(pq).equals(score_run(src))

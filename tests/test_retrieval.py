@@ -1,0 +1,134 @@
+"""Retrieval measures: the guide's worked example, trec_eval conventions, and invariants (hypothesis)."""
+
+from __future__ import annotations
+
+import random
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalcore.measures import parse_measure, parse_measures
+from evalcore.retrieval import evaluate, straddling_ties
+
+
+def frames(run: dict[str, list[tuple[str, float]]], labels: dict[str, dict[str, int]]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    r = pl.DataFrame([(q, c, s) for q, items in run.items() for c, s in items],
+                     schema={"qid": pl.String, "chunk_id": pl.String, "score": pl.Float64}, orient="row")
+    q = pl.DataFrame([(q, c, g) for q, rel in labels.items() for c, g in rel.items()],
+                     schema={"qid": pl.String, "chunk_id": pl.String, "rel": pl.Int64}, orient="row")
+    return r, q
+
+
+def test_guide_worked_example_recall_at_3_and_mrr_are_075() -> None:
+    labels = {"q1": {"c4": 1}, "q2": {"c2": 1, "c9": 1}, "q3": {}}
+    run = {"q1": [("c1", 3.0), ("c4", 2.0), ("c7", 1.0)], "q2": [("c9", 3.0), ("c3", 2.0), ("c5", 1.0)], "q3": [("c8", 1.0)]}
+    r, q = frames(run, labels)
+    answerable = [qid for qid, rel in labels.items() if rel]  # q3 is unanswerable: scored on the answer side
+    out = evaluate(r, q, ["R@3", "RR"], qids=answerable)
+    assert out["qid"].to_list() == ["q1", "q2"]
+    assert out["R@3"].mean() == pytest.approx(0.75)
+    assert out["RR"].mean() == pytest.approx(0.75)
+
+
+def test_ties_are_broken_by_chunk_id_descending_and_rank_field_ignored() -> None:
+    r, q = frames({"q": [("a", 1.0), ("b", 1.0), ("c", 1.0)]}, {"q": {"a": 1}})
+    # trec_eval order for equal scores: c, b, a -> the relevant 'a' is third.
+    out = evaluate(r, q, ["RR", "P@1", "hit@2", "hit@3"]).row(0, named=True)
+    assert out == {"qid": "q", "RR": pytest.approx(1 / 3), "P@1": 0.0, "hit@2": 0.0, "hit@3": 1.0}
+
+
+def test_idcg_uses_all_labeled_items_not_the_retrieved_list() -> None:
+    # One of two relevant chunks retrieved, at rank 1: nDCG must be < 1.
+    r, q = frames({"q": [("a", 2.0), ("x", 1.0)]}, {"q": {"a": 1, "never": 1}})
+    out = evaluate(r, q, ["nDCG@10"])
+    assert out["nDCG@10"][0] == pytest.approx(1 / (1 + 1 / 1.5849625007211563))
+
+
+def test_exponential_gain_is_a_separate_named_variant() -> None:
+    r, q = frames({"q": [("x", 3.0), ("a", 2.0), ("b", 1.0)]}, {"q": {"a": 1, "b": 3}})
+    out = evaluate(r, q, ["nDCG@3", "nDCG_exp@3"]).row(0, named=True)
+    assert out["nDCG@3"] != pytest.approx(out["nDCG_exp@3"])
+
+
+def test_precision_divides_by_k_even_when_fewer_results() -> None:
+    r, q = frames({"q": [("a", 1.0)]}, {"q": {"a": 1}})
+    assert evaluate(r, q, ["P@5"])["P@5"][0] == pytest.approx(0.2)
+
+
+def test_judged_at_k_counts_labeled_chunks_of_any_grade() -> None:
+    r, q = frames({"q": [("a", 4.0), ("b", 3.0), ("c", 2.0), ("d", 1.0)]}, {"q": {"a": 0, "c": 2}})
+    assert evaluate(r, q, ["judged@4"])["judged@4"][0] == pytest.approx(0.5)
+
+
+def test_measure_names_round_trip() -> None:
+    for name in ["P@5", "R@10", "hit@5", "RR", "RR@10", "nDCG@10", "nDCG", "nDCG_exp@10", "AP", "AP@100", "Rprec",
+                 "judged@10", "P(rel=2)@5"]:
+        assert str(parse_measure(name)) == name
+    assert [str(m) for m in parse_measures("recall@5,mrr,map")] == ["R@5", "RR", "AP"]
+
+
+@pytest.mark.parametrize("bad, says", [("P", "needs a cutoff"), ("Rprec@5", "takes no cutoff"),
+                                        ("nDCG(rel=2)@5", "takes no rel"), ("F1@5", "unknown measure")])
+def test_bad_measure_names_say_what_is_wrong(bad: str, says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        parse_measure(bad)
+
+
+def test_straddling_ties_are_counted() -> None:
+    r, q = frames({"q1": [("a", 2.0), ("b", 1.0), ("c", 1.0)], "q2": [("a", 3.0), ("b", 2.0), ("c", 1.0)]},
+                  {"q1": {"c": 1}, "q2": {"a": 1}})
+    t = straddling_ties(r, q, [2]).row(0, named=True)
+    assert t == {"k": 2, "straddled": 1, "affected": 1}
+
+
+# ------------------------------------------------------------------ properties
+
+ALL = ["P@3", "R@3", "R@5", "R@10", "hit@3", "RR", "RR@3", "nDCG@3", "nDCG", "nDCG_exp@5", "AP", "Rprec", "judged@5"]
+
+rankings = st.lists(
+    st.tuples(st.sampled_from([f"d{i}" for i in range(15)]), st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0])),
+    min_size=0, max_size=12, unique_by=lambda t: t[0],
+)
+labels = st.dictionaries(st.sampled_from([f"d{i}" for i in range(15)]), st.integers(0, 3), min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(run=rankings, rel=labels)
+def test_every_measure_is_between_0_and_1(run: list[tuple[str, float]], rel: dict[str, int]) -> None:
+    r, q = frames({"q": run}, {"q": rel})
+    out = evaluate(r, q, ALL, qids=["q"]).row(0, named=True)
+    for m in ALL:
+        assert 0.0 <= out[m] <= 1.0 + 1e-12, m
+
+
+@settings(max_examples=60, deadline=None)
+@given(run=rankings, rel=labels, seed=st.integers(0, 1000))
+def test_row_order_of_tied_items_changes_nothing(run: list[tuple[str, float]], rel: dict[str, int], seed: int) -> None:
+    shuffled = run[:]
+    random.Random(seed).shuffle(shuffled)
+    a = evaluate(*frames({"q": run}, {"q": rel}), ALL, qids=["q"])
+    b = evaluate(*frames({"q": shuffled}, {"q": rel}), ALL, qids=["q"])
+    assert a.equals(b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(run=rankings, rel=labels)
+def test_unjudged_documents_never_raise_a_score(run: list[tuple[str, float]], rel: dict[str, int]) -> None:
+    base = evaluate(*frames({"q": run}, {"q": rel}), ALL, qids=["q"]).row(0, named=True)
+    # Appending unjudged chunks below everything can only keep or lower every measure but judged@k.
+    extra = run + [(f"unjudged{i}", 0.01 - i * 1e-4) for i in range(5)]
+    more = evaluate(*frames({"q": extra}, {"q": rel}), ALL, qids=["q"]).row(0, named=True)
+    for m in ALL:
+        if not m.startswith("judged"):
+            assert more[m] <= base[m] + 1e-12, m
+
+
+@settings(max_examples=60, deadline=None)
+@given(run=rankings, rel=labels)
+def test_recall_is_monotone_in_k(run: list[tuple[str, float]], rel: dict[str, int]) -> None:
+    ks = [1, 2, 3, 5, 8, 13]
+    out = evaluate(*frames({"q": run}, {"q": rel}), [f"R@{k}" for k in ks], qids=["q"]).row(0, named=True)
+    vals = [out[f"R@{k}"] for k in ks]
+    assert vals == sorted(vals)
