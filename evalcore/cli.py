@@ -23,7 +23,8 @@ def _err(msg: str) -> int:
     return EXIT_USAGE
 
 
-def _print_problems(problems: list[Problem], stream: Any = sys.stderr) -> None:
+def _print_problems(problems: list[Problem], stream: Any = None) -> None:
+    stream = stream or sys.stderr
     for p in problems:
         print(str(p), file=stream)
 

@@ -1,0 +1,75 @@
+"""Importers and the RunWriter: files from other tools become runs that score the same."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from conftest import SAMPLE
+from evalcore import RunWriter, load_run, score_run
+from evalcore.cli import main
+from evalcore.retrieval import evaluate
+from evalcore.trec import read_trec
+from test_trec_mode import write_trec
+
+
+def test_trec_import_scores_like_the_trec_files(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    qp, rp = write_trec(tmp_path)
+    assert main(["import", "trec", "--qrels", str(qp), "--run", str(rp), "--out", str(tmp_path / "out")]) == 0
+    run = load_run(tmp_path / "out" / "myrun")
+    files = read_trec(qp, rp)
+    direct = evaluate(files.run, files.qrels, ["AP", "nDCG@10"])
+    answerable = set(files.qrels.filter(pl.col("rel") >= 1)["qid"])
+    ours = score_run(run, ["AP", "nDCG@10"]).filter(pl.col("qid").is_in(answerable)).select("qid", "AP", "nDCG@10")
+    assert ours.sort("qid").equals(direct.filter(pl.col("qid").is_in(answerable)).sort("qid"))
+    # Never overwrites what exists.
+    assert main(["import", "trec", "--qrels", str(qp), "--run", str(rp), "--out", str(tmp_path / "out")]) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_ragas_csv_import_keeps_metrics_as_external_scores(tmp_path: Path) -> None:
+    csv = tmp_path / "ragas.csv"
+    pl.DataFrame({
+        "user_input": ["What is the Team plan's retention?", "Tape support?"],
+        "retrieved_contexts": [str(["The Team plan keeps snapshots for 90 days.", "Other text."]), str(["Nothing."])],
+        "response": ["90 days.", "I don't know."],
+        "reference": ["90 days", "Not documented"],
+        "reference_contexts": [str(["The Team plan keeps snapshots for 90 days."]), "[]"],
+        "faithfulness": [1.0, None],
+        "context_precision": [1.0, 0.0],
+    }).write_csv(csv)
+    folder = tmp_path / "out"
+    assert main(["import", "ragas", str(csv), "--out", str(folder), "--run-id", "ragas-run"]) == 0
+    run = load_run(folder / "ragas-run")
+    scores = score_run(run).sort("qid")
+    assert scores["ext:faithfulness"].to_list() == [1.0, None]
+    assert scores["ext:context_precision"].to_list() == [1.0, 0.0]
+    assert scores["R@5"][0] == 1.0, "reference contexts became labels via the text hash"
+    assert scores["abstention"][1] == 1.0, "an unanswerable sample that abstained"
+    assert run.manifest.external_metrics == {"context_precision": "ragas", "faithfulness": "ragas"}
+
+
+def test_run_writer_validates_each_record_and_never_overwrites(tmp_path: Path) -> None:
+    ts = SAMPLE / "testset.jsonl"
+    w = RunWriter(tmp_path / "r1", testset=ts)
+    with pytest.raises(ValueError, match=r"field 'retrieved\[0\].score'"):
+        w.add("hv-001", retrieved=[{"chunk_id": "a", "score": float("nan")}])
+    w.add("hv-001", retrieved=[{"chunk_id": "a", "score": 1.0}], answer="x")
+    with pytest.raises(ValueError, match="already added"):
+        w.add("hv-001")
+    assert not (tmp_path / "r1").exists(), "nothing appears before close"
+    w.close()
+    manifest = json.loads((tmp_path / "r1" / "run.json").read_text())
+    assert manifest["test_set"]["path"].endswith("testset.jsonl")
+    with pytest.raises(FileExistsError):
+        RunWriter(tmp_path / "r1", testset=ts)
+
+
+def test_a_crashed_pipeline_leaves_no_half_run(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError), RunWriter(tmp_path / "r2", testset=SAMPLE / "testset.jsonl") as w:
+        w.add("hv-001", answer="x")
+        raise RuntimeError("pipeline died")
+    assert list(tmp_path.iterdir()) == []

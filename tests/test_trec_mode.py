@@ -1,0 +1,83 @@
+"""`evalcore trec` is a drop-in for trec_eval: same numbers (pytrec_eval oracle), same output format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalcore.cli import main
+from test_retrieval_oracle import make_data, oracle
+
+
+def write_trec(tmp: Path, seed: int = 3) -> tuple[Path, Path]:
+    run, qrels = make_data(seed, n_q=80)
+    qp, rp = tmp / "qrels.txt", tmp / "run.txt"
+    qp.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.iter_rows()))
+    # Arbitrary rank column (trec_eval ignores it) and mixed white space.
+    rp.write_text("".join(f"{q}\tQ0  {d} 99 {s} myrun\n" for q, d, s in run.iter_rows()))
+    return qp, rp
+
+
+def parse(out: str) -> dict[tuple[str, str], str]:
+    rows = {}
+    for line in out.strip().splitlines():
+        name, qid, value = line.split("\t")
+        assert len(name) >= 22, "trec_eval pads measure names to 22 characters"
+        rows[(name.strip(), qid)] = value
+    return rows
+
+
+def test_per_query_and_summary_values_match_trec_eval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qp, rp = write_trec(tmp_path)
+    assert main(["trec", "-q", "-m", "map", "-m", "P.5,10", "-m", "ndcg_cut.10", "-m", "recip_rank", "-m", "Rprec",
+                 str(qp), str(rp)]) == 0
+    rows = parse(capsys.readouterr().out)
+    run, qrels = make_data(3, n_q=80)
+    theirs = oracle(run, qrels)
+    for qid, vals in theirs.items():
+        for ours, trec in [("map", "map"), ("P_5", "P_5"), ("ndcg_cut_10", "ndcg_cut_10"), ("recip_rank", "recip_rank")]:
+            assert rows[(ours, qid)] == f"{vals[trec]:6.4f}", (qid, ours)
+    n = len(theirs)
+    mean_map = sum(v["map"] for v in theirs.values()) / n
+    assert rows[("map", "all")] == f"{mean_map:6.4f}"
+
+
+def test_default_output_is_the_official_set_in_trec_eval_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qp, rp = write_trec(tmp_path)
+    assert main(["trec", str(qp), str(rp)]) == 0
+    captured = capsys.readouterr()
+    names = [line.split("\t")[0].strip() for line in captured.out.splitlines()]
+    assert names[:8] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec"]
+    assert names[8:] == ["recip_rank", "P_5", "P_10", "P_15", "P_20", "P_30", "P_100", "P_200", "P_500", "P_1000"]
+    assert captured.out.splitlines()[0].endswith("\tall\tmyrun")
+    assert "bpref" in captured.err, "skipped official measures are named, so a diff is explained"
+
+
+def test_complete_flag_counts_missing_queries_as_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qp, rp = tmp_path / "q", tmp_path / "r"
+    qp.write_text("1 0 a 1\n2 0 b 1\n")
+    rp.write_text("1 Q0 a 1 1.0 t\n")
+    main(["trec", "-m", "map", "-m", "num_q", str(qp), str(rp)])
+    assert parse(capsys.readouterr().out)[("map", "all")] == "1.0000"
+    main(["trec", "-c", "-m", "map", "-m", "num_q", str(qp), str(rp)])
+    rows = parse(capsys.readouterr().out)
+    assert rows[("map", "all")] == "0.5000" and rows[("num_q", "all")] == "2"
+
+
+def test_relevance_level_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qp, rp = tmp_path / "q", tmp_path / "r"
+    qp.write_text("1 0 a 1\n1 0 b 2\n")
+    rp.write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n")
+    main(["trec", "-l2", "-m", "recip_rank", str(qp), str(rp)])
+    assert parse(capsys.readouterr().out)[("recip_rank", "all")] == "0.5000"
+
+
+def test_bad_run_line_names_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qp, rp = tmp_path / "q", tmp_path / "r"
+    qp.write_text("1 0 a 1\n")
+    rp.write_text("1 Q0 a 1 1.0 t\n1 Q0 b 2 high t\n1 Q0 a 3 0.5 t\n")
+    assert main(["trec", str(qp), str(rp)]) == 2
+    err = capsys.readouterr().err
+    assert f"{rp}:2: error: field 'score'" in err
+    assert f"{rp}:3: error: docno 'a' appears twice" in err
