@@ -9,14 +9,14 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from evalcore.compare import Comparison, compare  # noqa: E402
-from evalcore.errors import InputError, Problem  # noqa: E402
-from evalcore.io import LoadResult, Run, load_run, load_runs  # noqa: E402
-from evalcore.measures import Measure, parse_measure, parse_measures  # noqa: E402
-from evalcore.retrieval import evaluate  # noqa: E402
-from evalcore.scoring import score_run, summarize  # noqa: E402
-from evalcore.testset import TestSet, read_testset  # noqa: E402
-from evalcore.writer import RunWriter  # noqa: E402
+from evalcore.compare import Comparison, compare
+from evalcore.errors import InputError, Problem
+from evalcore.io import LoadResult, Run, load_run, load_runs
+from evalcore.measures import Measure, parse_measure, parse_measures
+from evalcore.retrieval import evaluate
+from evalcore.scoring import score_run, summarize
+from evalcore.testset import TestSet, read_testset
+from evalcore.writer import RunWriter
 
 __all__ = [
     "Comparison", "InputError", "LoadResult", "Measure", "Problem", "Run", "RunWriter", "TestSet",

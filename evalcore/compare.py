@@ -117,8 +117,8 @@ def _signed(m: str) -> pl.Expr:
 
 def _diagnose(df: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
     retrieval = [m for m in metrics if metric_info(m).kind == "retrieval"]
-    generation = [m for m in ("faithfulness", "correctness") if m in metrics]
-    abst = [m for m in ("abstention", "false_refusal") if m in metrics]
+    generation: list[str] = [m for m in ("faithfulness", "correctness") if m in metrics]
+    abst: list[str] = [m for m in ("abstention", "false_refusal") if m in metrics]
     # Relevance is a soft 0..1 judge score that wobbles between judge calls; it is reported, but a
     # question's status comes from the metrics that say something is right or wrong.
     key = [*retrieval, *generation, *abst]

@@ -72,7 +72,7 @@ def _read_ragas(path: Path) -> list[dict[str, Any]]:
         return rows
     data = json.loads(path.read_text(encoding="utf-8"))
     if isinstance(data, dict):
-        data = data.get("samples") or data.get("data") or list(data.values())[0]
+        data = data.get("samples") or data.get("data") or next(iter(data.values()))
     if not isinstance(data, list):
         raise InputError([Problem(str(path), "expected a list of samples", expected="[{...}, ...]")])
     return data

@@ -196,13 +196,13 @@ def _frames_from_records(records: list[tuple[int, ResultRecord]]) -> dict[str, p
             ret["score"].append(c.score)
             ret["text"].append(c.text)
             ret["line"].append(lineno)
-        for i, c in enumerate(claims or []):
+        for i, claim in enumerate(claims or []):
             cl["qid"].append(r.qid)
             cl["claim_idx"].append(i)
-            cl["claim"].append(c.claim)
-            cl["verdict"].append(c.verdict)
-            cl["quote"].append(c.quote)
-            cl["chunk_id"].append(c.chunk_id)
+            cl["claim"].append(claim.claim)
+            cl["verdict"].append(claim.verdict)
+            cl["quote"].append(claim.quote)
+            cl["chunk_id"].append(claim.chunk_id)
         for name, value in r.external_scores.items():
             ext["qid"].append(r.qid)
             ext["name"].append(name)
@@ -424,7 +424,10 @@ def _read_run_body(
     _check_results(results_path, frames, ts, problems)
     if len(problems.errors) > before:
         return None
-    return Run(path=folder, manifest=manifest, testset=ts, **frames)
+    return Run(
+        path=folder, manifest=manifest, testset=ts, results=frames["results"], retrieved=frames["retrieved"],
+        claims=frames["claims"], external=frames["external"],
+    )
 
 
 def discover_runs(folder: str | Path) -> list[Path]:

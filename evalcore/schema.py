@@ -116,7 +116,7 @@ class JudgeConfig(BaseModel):
 class RunManifest(_Strict):
     """``run.json``: what was run, on which test set, with which system and judge."""
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     run_id: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9._-]+$")]
     label: str | None = None
     created: datetime

@@ -96,7 +96,7 @@ def read_trec(qrels_path: str | Path, run_path: str | Path) -> TrecFiles:
     badscore = r.filter(pl.col("score_n").is_null() | ~pl.col("score_n").is_finite()).head(20)
     for row in badscore.iter_rows(named=True):
         problems.error(rp, "the score must be a finite number", line=row["line"], field="score", found=repr(row["score"]))
-    for frame, path, what in ((q, qp, "qrels"), (r, rp, "run")):
+    for frame, path, _what in ((q, qp, "qrels"), (r, rp, "run")):
         if frame.height == 0:
             continue
         dup = frame.with_columns(first=pl.col("line").min().over("qid", "chunk_id")).filter(pl.col("line") != pl.col("first"))
@@ -187,7 +187,9 @@ def trec_eval(
                     items.append((f"{name}_{c}", float(r[str(m)])))  # type: ignore[arg-type]
         return items
 
-    per_query = [(n, q, v) for q in qids for n, v in per_query_items(rows_by_q[q])]
+    per_query: list[tuple[str, str, float | int | str]] = [
+        (n, q, v) for q in qids for n, v in per_query_items(rows_by_q[q])
+    ]
     n_eval = len(qids)
     n_avg = files.qrels["qid"].n_unique() if complete else n_eval
     summary: list[tuple[str, str, float | int | str]] = []
@@ -195,7 +197,7 @@ def trec_eval(
     for q in qids:
         for n, v in per_query_items(rows_by_q[q]):
             sums[n] = sums.get(n, 0.0) + v
-    aps = [float(rows_by_q[q][str(Measure("AP", None, level))]) for q in qids]  # type: ignore[arg-type]
+    aps = [float(rows_by_q[q][str(Measure("AP", None, level))]) for q in qids]
     for name in ORDER:
         if name not in measures:
             continue
@@ -211,7 +213,7 @@ def trec_eval(
         else:
             keys = [n for n, _ in per_query_items(rows_by_q[qids[0]])] if qids else []
             for key in keys:
-                if key == name or key.startswith(name + "_") and key[len(name) + 1 :].isdigit():
+                if key == name or (key.startswith(name + "_") and key[len(name) + 1 :].isdigit()):
                     summary.append((key, "all", sums.get(key, 0.0) / n_avg if n_avg else 0.0))
     return per_query, summary
 
@@ -220,9 +222,7 @@ def format_rows(rows: list[tuple[str, str, float | int | str]]) -> str:
     """trec_eval's line format: ``%-22s\\t%s\\t%6.4f`` (integers and the run id as they are)."""
     out = []
     for name, qid, value in rows:
-        if isinstance(value, str):
-            out.append(f"{name:<22}\t{qid}\t{value}")
-        elif isinstance(value, int):
+        if isinstance(value, (str, int)):
             out.append(f"{name:<22}\t{qid}\t{value}")
         else:
             out.append(f"{name:<22}\t{qid}\t{value:6.4f}")

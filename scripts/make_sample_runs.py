@@ -29,9 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import sample_kb as kb  # noqa: E402
+import sample_kb as kb
 
-from evalcore.writer import RunWriter  # noqa: E402
+from evalcore.writer import RunWriter
 
 OUT = Path(__file__).resolve().parent.parent / "sample_runs"
 
@@ -130,8 +130,8 @@ def build_docs() -> list[Doc]:
         docs.append(d)
 
     gs = Doc("guides/getting-started", "Getting started", "backups")
-    gs.add(f"Create a vault in the web console, choose a passphrase, and install the agent on each device. "
-           f"The first snapshot of a device uploads everything; later snapshots upload only changed blocks.")
+    gs.add("Create a vault in the web console, choose a passphrase, and install the agent on each device. "
+           "The first snapshot of a device uploads everything; later snapshots upload only changed blocks.")
     gs.add("Invite colleagues from Settings > Members. Each member takes one seat; guests with read-only access "
            "to shared vaults do not.")
     docs.append(gs)
@@ -224,7 +224,7 @@ def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
             **tags: object) -> None:
         cases.append(Case("", q, rel, ref, typ, topic, src, facts, dict(tags)))
 
-    for name, storage, keep, price, devices, _extras in kb.PLANS:
+    for name, storage, keep, price, _devices, _extras in kb.PLANS:
         c = by_fact[("plan", name)]
         add(f"What is the retention period of the {name} plan?", {c.chunk_id: 2},
             f"The {name} plan keeps snapshots for {keep} days.", "lookup", "billing", "synthetic",
