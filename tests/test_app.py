@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SAMPLE
 from streamlit.testing.v1 import AppTest
 
+from conftest import ROOT, SAMPLE
 from evalcore import load_runs, score_run, summarize
 
 

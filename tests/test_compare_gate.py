@@ -7,8 +7,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import SAMPLE
 
+from conftest import SAMPLE
 from evalcore import compare, load_runs
 from evalcore.cli import main
 from evalcore.stats import bootstrap_ci, holm, paired_randomization_test

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import SAMPLE
-from test_trec_mode import write_trec
 
+from conftest import SAMPLE
 from evalcore import RunWriter, load_run, score_run
 from evalcore.cli import main
 from evalcore.retrieval import evaluate
 from evalcore.trec import read_trec
+from test_trec_mode import write_trec
 
 
 def test_trec_import_scores_like_the_trec_files(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

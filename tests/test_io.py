@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import case, write_jsonl
 
+from conftest import case, write_jsonl
 from evalcore import InputError, load_runs, read_testset
 from evalcore.cli import main
 

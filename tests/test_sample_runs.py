@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import polars as pl
-from conftest import ROOT, SAMPLE
 
+from conftest import ROOT, SAMPLE
 from evalcore import read_testset
 
 

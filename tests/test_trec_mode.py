@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_retrieval_oracle import make_data, oracle
 
 from evalcore.cli import main
+from test_retrieval_oracle import make_data, oracle
 
 
 def write_trec(tmp: Path, seed: int = 3) -> tuple[Path, Path]:
