@@ -79,7 +79,11 @@ def evaluate(
     num_rel = qrels_l.group_by("qid").agg(
         [(pl.col("rel") >= lvl).sum().cast(pl.Int64).alias(f"_nrel{lvl}") for lvl in levels]
     )
-    rows = ranked.join(qrels_l, on=["qid", "chunk_id"], how="left").join(num_rel, on="qid", how="left")
+    # Keep rank order through the joins: sums then add in the same order on every run, so equal
+    # inputs give bit-identical values however their rows were ordered.
+    rows = ranked.join(qrels_l, on=["qid", "chunk_id"], how="left", maintain_order="left").join(
+        num_rel, on="qid", how="left", maintain_order="left"
+    )
     rows = rows.with_columns(
         [(pl.col("rel").fill_null(0) >= lvl).alias(f"_isrel{lvl}") for lvl in levels]
     ).with_columns(
