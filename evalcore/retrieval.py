@@ -39,6 +39,18 @@ def _as_measures(measures: Iterable[Measure | str]) -> list[Measure]:
     return list(dict.fromkeys(out))
 
 
+def _encode(run_col: pl.Series, qrels_col: pl.Series, extra: pl.Series | None = None) -> tuple[pl.Series, pl.Series, pl.Series]:
+    """Integer codes shared by both frames, numbered in byte order of the ids.
+
+    The codes sort exactly as the strings do, so trec_eval's tie-break (chunk id descending) becomes
+    a numeric sort, and joins run on integers. Returns (run codes, qrels codes, categories).
+    """
+    parts = [run_col, qrels_col] + ([extra] if extra is not None else [])
+    cats = pl.concat(parts).unique().sort()
+    enum = pl.Enum(cats)
+    return run_col.cast(enum).to_physical(), qrels_col.cast(enum).to_physical(), cats
+
+
 def evaluate(
     retrieved: pl.DataFrame | pl.LazyFrame,
     qrels: pl.DataFrame | pl.LazyFrame,
@@ -58,84 +70,94 @@ def evaluate(
     [{'qid': 'q1', 'R@3': 1.0, 'RR': 0.5}]
     """
     ms = _as_measures(measures)
-    qrels_l = qrels.lazy().select("qid", "chunk_id", pl.col("rel").cast(pl.Int64))
-    if qids is None:
-        q = (
-            retrieved.lazy().select("qid").unique()
-            .join(qrels_l.select("qid").unique(), on="qid", how="semi")
-        )
+    run_df = retrieved.lazy().select("qid", "chunk_id", "score").collect()
+    qrels_df = qrels.lazy().select("qid", "chunk_id", pl.col("rel").cast(pl.Int64)).collect()
+    wanted = None if qids is None else pl.Series("qid", list(qids), dtype=pl.String).unique()
+    rq, qq, qcats = _encode(run_df["qid"], qrels_df["qid"], wanted)
+    rc, qc, _ = _encode(run_df["chunk_id"], qrels_df["chunk_id"])
+    run_c = pl.DataFrame({"q": rq, "c": rc, "score": run_df["score"]})
+    qrels_c = pl.DataFrame({"q": qq, "c": qc, "rel": qrels_df["rel"]})
+    if wanted is None:
+        q = run_c.select("q").unique().join(qrels_c.select("q").unique(), on="q", how="semi")
     else:
-        q = pl.LazyFrame({"qid": list(qids)}, schema={"qid": pl.String}).unique()
+        q = pl.DataFrame({"q": wanted.cast(pl.Enum(qcats)).to_physical()})
+    run_c = run_c.join(q, on="q", how="semi")
 
     levels = sorted({m.rel for m in ms if m.spec.binary} | {1})
     need_full = any(m.cutoff is None for m in ms)
     max_k = max((m.cutoff for m in ms if m.cutoff is not None), default=0)
 
-    ranked = rank(retrieved.lazy().select("qid", "chunk_id", "score").join(q, on="qid", how="semi"))
+    # One exact integer key per (question, chunk): the join runs on a single u64 column.
+    key = (pl.col("q").cast(pl.UInt64) * (1 << 32) + pl.col("c").cast(pl.UInt64)).alias("key")
+    ranked = run_c.sort(["q", "score", "c"], descending=[False, True, True]).with_columns(
+        rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("q")
+    )
     if not need_full:
         ranked = ranked.filter(pl.col("rank") <= max_k)
-
-    # Number of relevant items per question at each level.
-    num_rel = qrels_l.group_by("qid").agg(
+    num_rel = qrels_c.group_by("q").agg(
         [(pl.col("rel") >= lvl).sum().cast(pl.Int64).alias(f"_nrel{lvl}") for lvl in levels]
     )
-    # Keep rank order through the joins: sums then add in the same order on every run, so equal
+    # Joins keep the left (rank) order, so every sum adds in the same order on every run and equal
     # inputs give bit-identical values however their rows were ordered.
-    rows = ranked.join(qrels_l, on=["qid", "chunk_id"], how="left", maintain_order="left").join(
-        num_rel, on="qid", how="left", maintain_order="left"
+    rows = (
+        ranked.with_columns(key)
+        .join(qrels_c.select(key, "rel"), on="key", how="left", maintain_order="left")
+        .join(num_rel, on="q", how="left", maintain_order="left")
     )
     rows = rows.with_columns(
         [(pl.col("rel").fill_null(0) >= lvl).alias(f"_isrel{lvl}") for lvl in levels]
     ).with_columns(
         [
-            pl.col(f"_isrel{lvl}").cast(pl.Int64).cum_sum().over("qid", order_by="rank").alias(f"_cum{lvl}")
+            pl.col(f"_isrel{lvl}").cast(pl.Int32).cum_sum().over("q").alias(f"_cum{lvl}")
             for lvl in levels
             if any(m.name == "AP" and m.rel == lvl for m in ms)
         ]
     )
 
     rank_c = pl.col("rank")
+    rank_f = rank_c.cast(pl.Float64)
     gain_lin = pl.col("rel").fill_null(0).clip(lower_bound=0).cast(pl.Float64)
     gain_exp = (2.0 ** pl.col("rel").fill_null(0).clip(lower_bound=0).cast(pl.Float64)) - 1.0
-    disc = (rank_c.cast(pl.Float64) + 1.0).log(2)
+    disc = (rank_f + 1.0).log(2)
 
     aggs: list[pl.Expr] = []
     for m in ms:
         name = str(m)
         isrel = pl.col(f"_isrel{m.rel}")
         nrel = pl.col(f"_nrel{m.rel}").first().fill_null(0)
-        within = (rank_c <= m.cutoff) if m.cutoff is not None else pl.lit(True)
+        within = isrel if m.cutoff is None else isrel & (rank_c <= m.cutoff)
         if m.name == "P":
-            aggs.append(((isrel & within).sum() / m.cutoff).alias(name))
+            aggs.append((within.sum() / m.cutoff).alias(name))
         elif m.name == "R":
-            aggs.append(_safe_div((isrel & within).sum(), nrel).alias(name))
+            aggs.append(_safe_div(within.sum(), nrel).alias(name))
         elif m.name == "hit":
-            aggs.append((isrel & within).any().cast(pl.Float64).alias(name))
+            aggs.append(within.any().cast(pl.Float64).alias(name))
         elif m.name == "RR":
-            aggs.append((1.0 / rank_c.filter(isrel & within).min().cast(pl.Float64)).fill_null(0.0).alias(name))
+            aggs.append((1.0 / pl.when(within).then(rank_f).min()).fill_null(0.0).alias(name))
         elif m.name == "AP":
-            prec = pl.col(f"_cum{m.rel}").cast(pl.Float64) / rank_c.cast(pl.Float64)
-            aggs.append(_safe_div(prec.filter(isrel & within).sum(), nrel).alias(name))
+            prec = pl.col(f"_cum{m.rel}").cast(pl.Float64) / rank_f
+            aggs.append(_safe_div(pl.when(within).then(prec).otherwise(0.0).sum(), nrel).alias(name))
         elif m.name == "Rprec":
             aggs.append(_safe_div((isrel & (rank_c <= nrel)).sum(), nrel).alias(name))
         elif m.name in ("nDCG", "nDCG_exp"):
             gain = gain_lin if m.name == "nDCG" else gain_exp
-            aggs.append((gain / disc).filter(within).sum().alias(f"_dcg:{name}"))
+            dcg = gain / disc if m.cutoff is None else pl.when(rank_c <= m.cutoff).then(gain / disc).otherwise(0.0)
+            aggs.append(dcg.sum().alias(f"_dcg:{name}"))
         elif m.name == "judged":
-            aggs.append(((pl.col("rel").is_not_null() & within).sum() / m.cutoff).alias(name))
+            aggs.append(((pl.col("rel").is_not_null() & (rank_c <= m.cutoff)).sum() / m.cutoff).alias(name))
         else:  # pragma: no cover - the registry and this switch are kept in step by tests
             msg = f"no computation for measure {name}"
             raise ValueError(msg)
 
-    per_q = rows.group_by("qid").agg(aggs) if aggs else rows.select("qid").unique()
-    out = q.join(per_q, on="qid", how="left")
+    per_q = rows.group_by("q").agg(aggs)
+    out = q.join(per_q, on="q", how="left")
 
     ndcgs = [m for m in ms if m.name in ("nDCG", "nDCG_exp")]
     if ndcgs:
         ideal = (
-            qrels_l.filter(pl.col("rel") > 0)
-            .sort(["qid", "rel"], descending=[False, True])
-            .with_columns(irank=pl.int_range(1, pl.len() + 1).over("qid"))
+            qrels_c.filter(pl.col("rel") > 0)
+            .sort(["q", "rel"], descending=[False, True])
+            .with_columns(irank=pl.int_range(1, pl.len() + 1).over("q"))
         )
         idisc = (pl.col("irank").cast(pl.Float64) + 1.0).log(2)
         iaggs = []
@@ -143,9 +165,9 @@ def evaluate(
             g = pl.col("rel").cast(pl.Float64)
             if m.name == "nDCG_exp":
                 g = 2.0**g - 1.0
-            keep = pl.col("irank") <= m.cutoff if m.cutoff is not None else pl.lit(True)
-            iaggs.append((g / idisc).filter(keep).sum().alias(f"_idcg:{m}"))
-        out = out.join(ideal.group_by("qid").agg(iaggs), on="qid", how="left")
+            term = g / idisc if m.cutoff is None else pl.when(pl.col("irank") <= m.cutoff).then(g / idisc).otherwise(0.0)
+            iaggs.append(term.sum().alias(f"_idcg:{m}"))
+        out = out.join(ideal.group_by("q").agg(iaggs), on="q", how="left")
         out = out.with_columns(
             [
                 pl.when(pl.col(f"_idcg:{m}") > 0)
@@ -156,10 +178,11 @@ def evaluate(
             ]
         )
     cols = [str(m) for m in ms]
-    return (
-        out.select("qid", *[pl.col(c).cast(pl.Float64).fill_null(0.0) for c in cols])
-        .sort("qid")
-        .collect()
+    # Codes are numbered in byte order of the qids, so sorting by code sorts by qid.
+    out = out.sort("q")
+    return out.select(
+        pl.Series("qid", qcats.gather(out["q"]), dtype=pl.String),
+        *[pl.col(c).cast(pl.Float64).fill_null(0.0) for c in cols],
     )
 
 

@@ -81,3 +81,30 @@ def test_bad_run_line_names_file_and_line(tmp_path: Path, capsys: pytest.Capture
     err = capsys.readouterr().err
     assert f"{rp}:2: error: field 'score'" in err
     assert f"{rp}:3: error: docno 'a' appears twice" in err
+
+
+def test_fast_and_general_readers_agree(tmp_path: Path) -> None:
+    from polars.testing import assert_frame_equal
+
+    from evalcore.trec import _fast_read, read_trec
+
+    run, qrels = make_data(5, n_q=40)
+    clean_q, clean_r = tmp_path / "q1", tmp_path / "r1"
+    clean_q.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.iter_rows()))
+    clean_r.write_text("".join(f"{q} Q0 {d} 1 {s} t\n" for q, d, s in run.iter_rows()))
+    messy_q, messy_r = tmp_path / "q2", tmp_path / "r2"
+    messy_q.write_text("".join(f"{q}\t0   {d} {r}\n\n" for q, d, r in qrels.iter_rows()))
+    messy_r.write_text("".join(f" {q}\tQ0  {d} 1 {s} t\n" for q, d, s in run.iter_rows()))
+    assert _fast_read(clean_r, "run") is not None and _fast_read(messy_r, "run") is None
+    a, b = read_trec(clean_q, clean_r), read_trec(messy_q, messy_r)
+    assert_frame_equal(a.run, b.run)
+    assert_frame_equal(a.qrels, b.qrels)
+
+
+def test_tab_and_doubled_space_do_not_merge_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qp, rp = tmp_path / "q", tmp_path / "r"
+    qp.write_text("1 0 a 1\n1 0 b 0\n")
+    rp.write_text("1\tQ0  a 1 2.0 t\n1 Q0 b 2 1.0 t\n")
+    main(["trec", "-m", "num_ret", "-m", "num_rel_ret", str(qp), str(rp)])
+    rows = parse(capsys.readouterr().out)
+    assert rows[("num_ret", "all")] == "2" and rows[("num_rel_ret", "all")] == "1"
