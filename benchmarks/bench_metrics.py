@@ -138,8 +138,7 @@ def main() -> None:
             rows.append((mode, tool, statistics.median(r["seconds"] for r in runs), max(r["peak_mb"] for r in runs), out))
     import polars as pl
 
-    ref = {m: pl.read_parquet(r[4]).sort("qid") for m, t, *_, o in [(r[0], r[1], r) for r in rows] if t == "evalcore"
-           for r in [o]}
+    ref = {mode: pl.read_parquet(out).sort("qid") for mode, tool, _, _, out in rows if tool == "evalcore"}
     print(f"\n{args.queries:,} questions x {args.depth} retrieved chunks, graded labels (0-3), tied scores; "
           f"median of {args.repeat} runs, measures {', '.join(TREC)}\n")
     print(f"| {'mode':<10} | {'tool':<12} | {'median s':>9} | {'vs evalcore':>11} | {'peak MB':>8} | {'max |diff|':>10} |")

@@ -1,0 +1,41 @@
+"""Take a screenshot of a dashboard page on sample_runs/ (or --runs DIR) with Debian's Chromium.
+
+    python scripts/screenshot.py /compare?base=...&cand=... docs/compare.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))
+
+from server import CHROMIUM, CHROMIUM_ARGS, dashboard, wait_rendered  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("path", help="page path with query string, e.g. / or /compare?base=a&cand=b")
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--runs", type=Path)
+    ap.add_argument("--width", type=int, default=1500)
+    ap.add_argument("--height", type=int, default=1100)
+    ap.add_argument("--click-row", type=int, help="click this row (0-based) of the first table first")
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    with dashboard(args.runs) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": args.width, "height": args.height})
+        page.goto(url + args.path)
+        wait_rendered(page)
+        page.wait_for_timeout(1500)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(args.out), full_page=True)
+        browser.close()
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
