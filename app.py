@@ -1,4 +1,5 @@
-"""ragtriage dashboard — home page: the runs found, their problems, and each run's headline metrics.
+"""ragtriage — Overview: the runs found, problems with any of them, the chosen run's headline metrics
+with 95% CIs, and the main metrics across runs over time.
 
     streamlit run app.py                    # the embedded sample_runs/
     streamlit run app.py -- --runs DIR      # your own runs (or RAGTRIAGE_RUNS=DIR)
@@ -6,35 +7,62 @@
 
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.data import fingerprint, headline, load, overview_table, runs_folder
+from dashboard import data, state
+from dashboard.frame import complain, need_runs, setup, show_problems
 
-st.set_page_config(page_title="ragtriage", page_icon=":material/troubleshoot:", layout="wide")
-st.title("ragtriage")
-folder = runs_folder()
-st.caption(f"Runs folder: `{folder}`")
+frame = setup("Overview", ":material/dashboard:")
+show_problems(frame)
+need_runs(frame)
 
-result = load(folder)
-if result.problems:
-    with st.expander(f"{len(result.problems)} problem(s) in the runs folder — the other runs still load", expanded=bool(result.errors)):
-        for p in result.problems:
-            (st.error if p.severity == "error" else st.warning)(str(p), icon=":material/error:")
-
-if not result.runs:
-    st.info("No run loaded. Point the dashboard at a folder of runs: `streamlit run app.py -- --runs DIR`.")
-    st.stop()
+TREND_DEFAULT = ["R@5", "nDCG@10", "faithfulness", "correctness", "abstention"]
+complaints = state.seed("home", [state.Param("run", "home_run", valid=lambda v: v in frame.result.runs)])
+complain(complaints)
+state.default("home_run", frame.run_ids[-1])
 
 st.subheader("Runs")
-st.dataframe(overview_table(result), hide_index=True)
+st.dataframe(data.overview_table(frame.result), hide_index=True)
 
-run_id = st.selectbox("Run", list(result.runs), index=len(result.runs) - 1,
-                      format_func=lambda r: result.runs[r].label, key="run")
-table = headline(str(folder), run_id, fingerprint(folder))
-st.subheader("Headline metrics")
-st.dataframe(table.drop("slice"), hide_index=True, column_config={
-    "mean": st.column_config.NumberColumn(format="%.3f"),
-    "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
-    "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
-    "small": st.column_config.CheckboxColumn("small slice"),
-})
+run_id = st.selectbox("Run", frame.run_ids, key="home_run", format_func=frame.label)
+run = frame.result.runs[run_id]
+state.publish("home", {"run": run_id})
+
+table = data.summary(frame.fkey, run_id, None, frame.key)
+left, right = st.columns([3, 2])
+with left:
+    st.subheader("Headline metrics")
+    st.caption(f"{run.results.height} questions · test set {run.testset.version} · mean per question with a "
+               "bootstrap 95% CI; a small slice (< 30) is marked")
+    st.dataframe(table.drop("slice"), hide_index=True, column_config={
+        "mean": st.column_config.NumberColumn(format="%.3f"),
+        "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
+        "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
+        "small": st.column_config.CheckboxColumn("small"),
+    })
+with right:
+    st.subheader("System")
+    st.json(run.manifest.system, expanded=True)
+    held = run.testset.cases.filter(run.testset.cases["split"] == "heldout").height
+    if held:
+        st.caption(f"Means include {held} held-out question(s); per-question views hide them by default.")
+
+st.subheader("Across runs")
+metric_options = [m for m in table["metric"].to_list()]
+chosen = st.multiselect("Metrics", metric_options, default=[m for m in TREND_DEFAULT if m in metric_options],
+                        key="home_trend")
+if chosen:
+    tr = data.trend_table(frame.fkey, tuple(chosen), frame.key)
+    fig = go.Figure()
+    for m in chosen:
+        part = tr.filter(tr["metric"] == m)
+        fig.add_trace(go.Scatter(
+            x=part["created"].to_list(), y=part["mean"].to_list(), name=m, mode="lines+markers",
+            text=part["label"].to_list(), hovertemplate="%{text}<br>%{y:.3f}<extra>" + m + "</extra>",
+            error_y={"type": "data", "symmetric": False,
+                     "array": (part["ci_high"] - part["mean"]).to_list(),
+                     "arrayminus": (part["mean"] - part["ci_low"]).to_list()},
+        ))
+    fig.update_layout(height=380, margin={"t": 20, "b": 20}, yaxis_title="mean (95% CI)", xaxis_title="run created")
+    st.plotly_chart(fig, key="trend_chart")

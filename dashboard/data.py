@@ -1,4 +1,9 @@
-"""Cached loaders. Keys are the runs folder plus every run file's mtime and size, never frames."""
+"""Cached loaders: thin wrappers around evalcore. No arithmetic here.
+
+Every cache is keyed on the runs folder plus a fingerprint of its files (path, mtime, size), never on
+frames: a changed run file is a new key. Objects holding runs are kept with ``cache_resource`` (shared,
+not copied); small derived tables with ``cache_data``. Long texts never enter the cached aggregates.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,14 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
-from evalcore import LoadResult, load_runs, score_run, summarize
+from evalcore import Comparison, LoadResult, compare, load_runs, score_run, summarize
 from evalcore.io import manifest_summary
+from evalcore.question import QuestionDetail, question_across_runs, question_detail
+from evalcore.scoring import trend
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RUNS = ROOT / "sample_runs"
+Key = tuple[tuple[str, int, int], ...]
 
 
 def runs_folder() -> Path:
@@ -25,29 +33,66 @@ def runs_folder() -> Path:
     return Path(env).resolve() if env else DEFAULT_RUNS
 
 
-def fingerprint(folder: Path) -> tuple[tuple[str, int, int], ...]:
-    """Every file under ``folder`` with its mtime and size: a cache key that changes when a run does."""
+def fingerprint(folder: Path) -> Key:
+    """Every run and test-set file under ``folder`` with its mtime and size."""
     out = []
-    for p in sorted(folder.rglob("*")):
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts):
-            st_ = p.stat()
-            out.append((str(p.relative_to(folder)), st_.st_mtime_ns, st_.st_size))
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith((".json", ".jsonl", ".parquet")):
+                p = Path(dirpath) / name
+                st_ = p.stat()
+                out.append((str(p.relative_to(folder)), st_.st_mtime_ns, st_.st_size))
     return tuple(out)
 
 
 @st.cache_resource(show_spinner="Loading runs…", max_entries=4)
-def _load(folder: str, _key: tuple[tuple[str, int, int], ...]) -> LoadResult:
+def _load(folder: str, _key: Key) -> LoadResult:
     return load_runs(folder)
 
 
-def load(folder: Path) -> LoadResult:
-    return _load(str(folder), fingerprint(folder))
+def load(folder: Path) -> tuple[LoadResult, Key]:
+    key = fingerprint(folder)
+    return _load(str(folder), key), key
+
+
+@st.cache_resource(show_spinner="Scoring…", max_entries=64)
+def scores(folder: str, run_id: str, key: Key) -> pl.DataFrame:
+    return score_run(_load(folder, key).runs[run_id])
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def summary(folder: str, run_id: str, by: str | None, key: Key) -> pl.DataFrame:
+    run = _load(folder, key).runs[run_id]
+    return summarize(scores(folder, run_id, key), run.testset, by=by)
+
+
+@st.cache_resource(show_spinner="Comparing runs…", max_entries=32)
+def comparison(folder: str, base: str, cand: str, k: int, key: Key) -> Comparison:
+    runs = _load(folder, key).runs
+    return compare(runs[base], runs[cand], k=k)
+
+
+@st.cache_data(show_spinner="Testing each slice…", max_entries=128)
+def comparison_by_slice(folder: str, base: str, cand: str, k: int, by: str, key: Key) -> pl.DataFrame:
+    return comparison(folder, base, cand, k, key).by_slice(by)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def trend_table(folder: str, metrics: tuple[str, ...], key: Key) -> pl.DataFrame:
+    runs = list(_load(folder, key).runs.values())
+    return trend(runs, metrics, scores={r.run_id: scores(folder, r.run_id, key) for r in runs})
+
+
+def detail(folder: str, run_id: str, qid: str, k: int, key: Key) -> QuestionDetail | None:
+    # Not cached: one question's rows are a filter away, and caching would copy its long texts.
+    return question_detail(_load(folder, key).runs[run_id], qid, k=k)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def headline(folder: str, run_id: str, _key: tuple[tuple[str, int, int], ...]) -> pl.DataFrame:
-    run = _load(folder, _key).runs[run_id]
-    return summarize(score_run(run), run.testset)
+def across_runs(folder: str, qid: str, key: Key) -> pl.DataFrame:
+    runs = list(_load(folder, key).runs.values())
+    return question_across_runs(runs, qid, scores={r.run_id: scores(folder, r.run_id, key) for r in runs})
 
 
 def overview_table(result: LoadResult) -> pl.DataFrame:

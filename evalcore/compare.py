@@ -190,3 +190,34 @@ def _summarise(df: pl.DataFrame, metrics: list[str], *, group: str, permutations
     p_holm = [next(it) if p is not None else None for p in p_holm]
     # Note: for "improved"/"regressed" counts on lower-is-better metrics, the sign is the raw delta's.
     return out.with_columns(p_holm=pl.Series(p_holm, dtype=pl.Float64))
+
+
+STATUSES = ("regressed", "mixed", "improved", "unchanged")
+
+
+def filter_questions(
+    cmp: Comparison,
+    *,
+    status: Sequence[str] | None = None,
+    tag: tuple[str, str] | None = None,
+    must_pass_only: bool = False,
+    answerable: bool | None = None,
+    include_heldout: bool = False,
+) -> pl.DataFrame:
+    """The per-question table narrowed as a reviewer asks: by status, one tag value, must-pass,
+    answerable or not, and held-out questions left out unless asked for (tuning on them overfits).
+    Order stays worst regression first."""
+    df = cmp.per_question
+    if status:
+        df = df.filter(pl.col("status").is_in(list(status)))
+    if tag is not None:
+        key, value = tag
+        ids = cmp.baseline.testset.tags.filter((pl.col("tag") == key) & (pl.col("value") == value)).select("qid")
+        df = df.join(ids, on="qid", how="semi")
+    if must_pass_only:
+        df = df.filter(pl.col("must_pass"))
+    if answerable is not None:
+        df = df.filter(pl.col("answerable") == answerable)
+    if not include_heldout:
+        df = df.filter(pl.col("split") != "heldout")
+    return df

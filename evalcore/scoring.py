@@ -94,3 +94,26 @@ def summarize(
         "ci_low": pl.Float64, "ci_high": pl.Float64, "small": pl.Boolean,
     }
     return pl.DataFrame(rows, schema=schema).sort("slice", maintain_order=True)
+
+
+def trend(runs: Sequence[Run], metrics: Sequence[str], *, scores: dict[str, pl.DataFrame] | None = None,
+          resamples: int = 1000) -> pl.DataFrame:
+    """Mean of each metric per run, in creation order, with bootstrap CIs: for a chart over time.
+
+    Returns ``run_id, label, created, metric, n, mean, ci_low, ci_high``.
+    """
+    rows = []
+    for run in runs:
+        s = scores[run.run_id] if scores and run.run_id in scores else score_run(run)
+        for m in metrics:
+            if m not in s.columns:
+                continue
+            vals = s[m].drop_nulls().to_numpy()
+            lo, hi = bootstrap_ci(vals, resamples=resamples)
+            rows.append({"run_id": run.run_id, "label": run.label, "created": run.manifest.created, "metric": m,
+                         "n": int(vals.size), "mean": float(vals.mean()) if vals.size else None,
+                         "ci_low": lo if vals.size else None, "ci_high": hi if vals.size else None})
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
+              "run_id": pl.String, "label": pl.String, "created": pl.Datetime("us", "UTC"), "metric": pl.String,
+              "n": pl.Int64, "mean": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64}
+    return pl.DataFrame(rows, schema=schema)

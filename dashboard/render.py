@@ -1,0 +1,87 @@
+"""Rendering run content safely. Questions, chunks, answers and claims are untrusted text: they are
+escaped for markdown (so neither HTML nor markdown syntax in them does anything) and never passed
+with ``unsafe_allow_html``."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+import streamlit as st
+
+from evalcore.question import QuestionDetail, locate_quote
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$=&])")
+
+
+def md_escape(text: str | None) -> str:
+    """Text shown literally by ``st.markdown``: every markdown and HTML-significant character escaped.
+
+    >>> md_escape("<script>alert(1)</script> **x**")
+    '\\\\<script\\\\>alert\\\\(1\\\\)\\\\</script\\\\> \\\\*\\\\*x\\\\*\\\\*'
+    """
+    if not text:
+        return ""
+    return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", "  \n")
+
+
+def md_code(text: str | None) -> str:
+    """An inline code span showing ``text`` literally (backticks inside are replaced, not interpreted)."""
+    return "`" + (text or "").replace("`", "'").replace("\n", " ") + "`"
+
+
+def highlighted(text: str | None, quote: str | None) -> str:
+    """Markdown of ``text`` with ``quote`` highlighted where it occurs; all of it escaped."""
+    span = locate_quote(text, quote)
+    if text is None:
+        return ""
+    if span is None:
+        return md_escape(text)
+    a, b = span
+    return f"{md_escape(text[:a])}:orange-background[{md_escape(text[a:b])}]{md_escape(text[b:])}"
+
+
+def chunk_list(d: QuestionDetail, *, quotes: dict[str, list[str]] | None = None, k: int) -> None:
+    """The ranked chunks, labeled ones marked with their grade, the judge's quotes highlighted."""
+    quotes = quotes or {}
+    for row in d.chunks.iter_rows(named=True):
+        grade = row["grade"]
+        mark = (f":green-badge[labeled · grade {grade}]" if grade and grade >= 1
+                else ":gray-badge[judged not relevant]" if grade == 0 else ":gray-badge[unlabeled]")
+        cut = "" if row["in_top_k"] else f" :gray[(below top {k})]"
+        with st.container(border=True):
+            st.markdown(f"**#{row['rank']}** · {md_code(row['chunk_id'])} · score {row['score']:.4g} {mark}{cut}")
+            text = row["text"] or ""
+            body = md_escape(text)
+            for q in quotes.get(row["chunk_id"], []) + quotes.get("*", []):
+                if locate_quote(text, q):
+                    body = highlighted(text, q)
+                    break
+            st.markdown(body or ":gray[(no text stored)]")
+    if d.missing_labeled:
+        st.warning("Labeled chunks missing from the top " + str(k) + ": "
+                   + ", ".join(md_code(c) for c in d.missing_labeled), icon=":material/search_off:")
+
+
+def claim_list(d: QuestionDetail) -> None:
+    """The judge's claims with verdict and quote; a SUPPORTED claim whose quote is not in the context
+    is flagged (it does not count as supported)."""
+    if d.claims.height == 0:
+        st.caption("No claims stored for this answer (not judged, or no factual claim: faithfulness n/a).")
+        return
+    for row in d.claims.iter_rows(named=True):
+        if row["verdict"] == "SUPPORTED" and row["quote_found"]:
+            badge = ":green-badge[SUPPORTED]"
+        elif row["verdict"] == "SUPPORTED":
+            badge = ":orange-badge[SUPPORTED · quote not in context]"
+        else:
+            badge = ":red-badge[NOT SUPPORTED]"
+        quote = f"  \n:gray[quote:] {md_escape(row['quote'])}" if row["quote"] else ""
+        st.markdown(f"{badge} {md_escape(row['claim'])}{quote}")
+
+
+def quotes_by_chunk(d: QuestionDetail) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for row in d.claims.filter(pl.col("quote").is_not_null()).iter_rows(named=True):
+        out.setdefault(row["chunk_id"] or "*", []).append(row["quote"])
+    return out

@@ -1,0 +1,71 @@
+"""Deep links: every view's state lives in the URL, read once per change into page-prefixed keys.
+
+A page declares its parameters; :func:`seed` copies valid URL values into ``st.session_state`` when
+the URL differs from what the page last wrote (a fresh link, a shared URL, the back button), and
+returns the values it had to reject so the page can say so. :func:`publish` writes the current view
+back to the URL. Values are only ever ids and names checked against what is loaded: a link cannot
+name a file, so it cannot make the app read outside the runs folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str  # URL name
+    key: str  # session-state / widget key
+    parse: Callable[[str], Any] = str
+    valid: Callable[[Any], bool] = lambda v: True
+    many: bool = False  # a list (repeated URL parameter)
+
+
+def seed(page: str, params: Sequence[Param]) -> list[str]:
+    """Seed widget keys from the URL if it changed since this page last published; return complaints."""
+    raw = {k: st.query_params.get_all(k) for k in st.query_params}
+    last = st.session_state.get(f"_url_{page}")
+    if last == raw:
+        return []
+    complaints = []
+    for p in params:
+        values = raw.get(p.name)
+        if not values:
+            continue
+        try:
+            parsed = [p.parse(v) for v in values]
+        except ValueError:
+            complaints.append(f"'{p.name}={values[0]}' in the link is not a valid value; it was ignored.")
+            continue
+        bad = [v for v in parsed if not p.valid(v)]
+        if bad:
+            complaints.append(f"'{p.name}={bad[0]}' in the link does not exist in this runs folder; it was ignored.")
+            parsed = [v for v in parsed if p.valid(v)]
+            if not parsed:
+                continue
+        st.session_state[p.key] = parsed if p.many else parsed[0]
+    st.session_state[f"_url_{page}"] = raw
+    return complaints
+
+
+def publish(page: str, values: dict[str, Any]) -> None:
+    """Write the view to the URL (None / empty values are left out)."""
+    clean: dict[str, str | list[str]] = {}
+    for k, v in values.items():
+        if v is None or v == [] or v is False:
+            continue
+        clean[k] = [str(x) for x in v] if isinstance(v, list | tuple) else str(v).lower() if isinstance(v, bool) else str(v)
+    raw = {k: (v if isinstance(v, list) else [v]) for k, v in clean.items()}
+    if {k: st.query_params.get_all(k) for k in st.query_params} != raw:
+        st.query_params.from_dict(clean)
+    st.session_state[f"_url_{page}"] = raw
+
+
+def default(key: str, value: Any) -> None:
+    """Give a widget key its first value without fighting a value already seeded from the URL."""
+    if key not in st.session_state:
+        st.session_state[key] = value

@@ -1,0 +1,131 @@
+"""One question, looked at closely: its labels, each run's ranked chunks, answer and judge claims.
+
+Everything a drill-down shows, computed here so the dashboard only lays it out.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from evalcore.generation import check_quotes
+from evalcore.io import Run
+from evalcore.retrieval import rank
+from evalcore.scoring import score_run
+
+
+@dataclass(frozen=True)
+class QuestionDetail:
+    run_id: str
+    qid: str
+    case: dict[str, Any]  # the test case: question, reference answer, tags, split, must_pass
+    labels: dict[str, int]  # chunk id -> grade
+    chunks: pl.DataFrame  # rank, chunk_id, doc_id, score, text, grade (null = unlabeled), in_top_k
+    missing_labeled: list[str]  # labeled relevant chunks not in the top k
+    answer: str | None
+    abstained: bool | None
+    claims: pl.DataFrame  # claim, verdict, quote, chunk_id, quote_found
+    result: dict[str, Any]  # latency, tokens, cost, error, correctness, relevance
+
+
+def question_detail(run: Run, qid: str, *, k: int = 5) -> QuestionDetail | None:
+    """The drill-down of ``qid`` in ``run``; None if the run has no result for it."""
+    res = run.results.filter(pl.col("qid") == qid)
+    if res.height == 0:
+        return None
+    case = run.testset.cases.filter(pl.col("qid") == qid).row(0, named=True)
+    labels = dict(run.testset.qrels.filter(pl.col("qid") == qid).select("chunk_id", "rel").iter_rows())
+    mine = run.retrieved.filter(pl.col("qid") == qid)
+    ranked = (
+        rank(mine.select("qid", "chunk_id", "score"))
+        .collect()
+        .join(mine.select("chunk_id", "doc_id", "text"), on="chunk_id", how="left")
+        .with_columns(
+            grade=pl.col("chunk_id").replace_strict(labels, default=None, return_dtype=pl.Int64),
+            in_top_k=pl.col("rank") <= k,
+        )
+        .sort("rank")
+        .select("rank", "chunk_id", "doc_id", "score", "text", "grade", "in_top_k")
+    )
+    top = set(ranked.filter(pl.col("in_top_k"))["chunk_id"])
+    missing = sorted(c for c, g in labels.items() if g >= 1 and c not in top)
+    claims = check_quotes(run.claims.filter(pl.col("qid") == qid), mine).sort("claim_idx")
+    row = res.row(0, named=True)
+    tags = run.testset.tags.filter(pl.col("qid") == qid)
+    case["tags"] = {t: [v for tt, v in tags.select("tag", "value").iter_rows() if tt == t]
+                    for t in dict.fromkeys(tags["tag"].to_list())}
+    return QuestionDetail(
+        run_id=run.run_id, qid=qid, case=case, labels=labels, chunks=ranked, missing_labeled=missing,
+        answer=row["answer"], abstained=row["abstained"],
+        claims=claims.select("claim", "verdict", "quote", "chunk_id", "quote_found"),
+        result={k_: row[k_] for k_ in ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "error",
+                                       "correctness", "relevance", "abstained_inferred")},
+    )
+
+
+def question_across_runs(
+    runs: Iterable[Run], qid: str, metrics: Iterable[str] | None = None,
+    *, scores: dict[str, pl.DataFrame] | None = None,
+) -> pl.DataFrame:
+    """One row per run that answered ``qid`` (in creation order): run id, label, created, every metric.
+
+    ``scores`` (run id -> :func:`score_run` output) avoids rescoring runs a caller already scored.
+    """
+    rows = []
+    for run in runs:
+        full = scores[run.run_id] if scores and run.run_id in scores else score_run(run)
+        s = full.filter(pl.col("qid") == qid)
+        if s.height:
+            rows.append({"run_id": run.run_id, "label": run.label, "created": run.manifest.created,
+                         **{k: v for k, v in s.row(0, named=True).items() if k != "qid"}})
+    df = pl.DataFrame(rows) if rows else pl.DataFrame(schema={"run_id": pl.String})
+    if metrics is not None and rows:
+        df = df.select("run_id", "label", "created", *[m for m in metrics if m in df.columns])
+    return df
+
+
+_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def _fold_with_map(text: str) -> tuple[str, list[int]]:
+    """Case-, quote-style- and white-space-folded text with, for each folded character, its offset
+    in the original text."""
+    out: list[str] = []
+    where: list[int] = []
+    prev_space = False
+    for i, ch in enumerate(text):
+        for c in unicodedata.normalize("NFKC", ch).translate(_FOLD).lower():
+            if c.isspace():
+                if prev_space:
+                    continue
+                c, prev_space = " ", True
+            else:
+                prev_space = False
+            out.append(c)
+            where.append(i)
+    return "".join(out), where
+
+
+def locate_quote(text: str | None, quote: str | None) -> tuple[int, int] | None:
+    """Character span of ``quote`` inside ``text``, matched the way faithfulness checks quotes
+    (case, Unicode form, quote style and white space folded); None if it is not there.
+
+    >>> locate_quote("Keeps  snapshots for 90 days.", "snapshots for 90")
+    (7, 23)
+    """
+    if not text or not quote:
+        return None
+    folded, where = _fold_with_map(text)
+    q, _ = _fold_with_map(quote.strip())
+    q = re.sub(r"^[\s.,;:]+|[\s.,;:]+$", "", q)
+    if not q:
+        return None
+    i = folded.find(q)
+    if i < 0:
+        return None
+    return where[i], where[i + len(q) - 1] + 1

@@ -1,0 +1,106 @@
+"""Breakdown: every metric per slice (question type, topic, source, split or any tag) for one run, or
+the deltas between two runs with significance marks."""
+
+from __future__ import annotations
+
+import plotly.express as px
+import plotly.graph_objects as go
+import polars as pl
+import streamlit as st
+
+from dashboard import data, state
+from dashboard.frame import complain, need_runs, setup
+from dashboard.render import md_escape
+
+frame = setup("Breakdown", ":material/grid_view:")
+need_runs(frame)
+runs = frame.result.runs
+last = runs[frame.run_ids[-1]]
+tags = last.testset.tag_names()
+
+complain(state.seed("breakdown", [
+    state.Param("run", "bd_run", valid=lambda v: v in runs),
+    state.Param("vs", "bd_vs", valid=lambda v: v in runs),
+    state.Param("by", "bd_by", valid=lambda v: v in tags),
+    state.Param("metric", "bd_metrics", many=True),
+]))
+state.default("bd_run", frame.run_ids[-1])
+state.default("bd_by", "type")
+
+c1, c2, c3 = st.columns(3)
+run_id = c1.selectbox("Run", frame.run_ids, key="bd_run", format_func=frame.label)
+vs = c2.selectbox("Compare against (baseline)", [None, *[r for r in frame.run_ids if r != run_id]], key="bd_vs",
+                  format_func=lambda r: "— one run only —" if r is None else frame.label(r))
+by = c3.selectbox("Slice by", tags, key="bd_by")
+run = runs[run_id]
+
+if vs is None:
+    table = data.summary(frame.fkey, run_id, by, frame.key)
+else:
+    if runs[vs].testset.sha256 != run.testset.sha256:
+        st.error("These two runs answer different test set versions; compare runs of one version.")
+        st.stop()
+    table = data.comparison_by_slice(frame.fkey, vs, run_id, 5, by, frame.key)
+all_metrics = list(dict.fromkeys(table["metric"].to_list()))
+if "bd_metrics" in st.session_state:
+    st.session_state["bd_metrics"] = [m for m in st.session_state["bd_metrics"] if m in all_metrics]
+state.default("bd_metrics", all_metrics)
+metrics = st.multiselect("Metrics", all_metrics, key="bd_metrics")
+state.publish("breakdown", {"run": run_id, "vs": vs, "by": by,
+                            "metric": metrics if metrics != all_metrics else None})
+table = table.filter(pl.col("metric").is_in(metrics))
+if table.height == 0:
+    st.info("Pick at least one metric.")
+    st.stop()
+slices = sorted(set(table["slice"].to_list()))
+held = run.testset.cases.filter(pl.col("split") == "heldout").height
+if held:
+    st.caption(f"Aggregates include {held} held-out question(s). Slice by `split` to see them apart.")
+
+if vs is None:
+    st.caption(f"**{md_escape(frame.label(run_id))}** — mean per question with bootstrap 95% CI; n per cell; "
+               "† marks a slice of fewer than 30 questions (its mean is unreliable).")
+    cell = table.with_columns(
+        text=pl.format("{}{}<br>n={}", pl.col("mean").round(3), pl.when(pl.col("small")).then(pl.lit(" †")).otherwise(pl.lit("")), pl.col("n"))
+    )
+    mean = cell.pivot(on="metric", index="slice", values="mean").sort("slice")
+    text = cell.pivot(on="metric", index="slice", values="text").sort("slice")
+    fig = go.Figure(go.Heatmap(
+        z=mean.select(metrics).to_numpy(), x=metrics, y=mean["slice"].to_list(), zmin=0, zmax=1,
+        colorscale="Blues", text=text.select(metrics).to_numpy(), texttemplate="%{text}",
+        hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>",
+    ))
+    fig.update_layout(height=120 + 48 * len(slices), margin={"t": 10, "b": 10}, yaxis_autorange="reversed")
+    st.plotly_chart(fig, key="bd_heat")
+    focus = st.selectbox("Bar chart of", metrics, key="bd_focus")
+    bars = table.filter(pl.col("metric") == focus).sort("slice")
+    bar = px.bar(
+        bars.to_pandas(), x="slice", y="mean", error_y=(bars["ci_high"] - bars["mean"]).to_list(),
+        error_y_minus=(bars["mean"] - bars["ci_low"]).to_list(), text="n", pattern_shape="small",
+        pattern_shape_map={True: "/", False: ""}, labels={"mean": f"{focus} (95% CI)", "n": "n", "small": "small slice"},
+    )
+    bar.update_layout(height=360, margin={"t": 10, "b": 10})
+    st.plotly_chart(bar, key="bd_bar")
+    st.dataframe(table, hide_index=True, column_config={
+        c: st.column_config.NumberColumn(format="%.3f") for c in ("mean", "ci_low", "ci_high")})
+else:
+    st.caption(f"**{md_escape(frame.label(run_id))}** vs baseline **{md_escape(frame.label(vs))}** — mean paired delta per slice; "
+               "★ = significant after Holm correction across every cell (p < 0.05); † = fewer than 30 questions.")
+    cell = table.with_columns(
+        mark=pl.when(pl.col("p_holm") < 0.05).then(pl.lit("★")).otherwise(pl.lit("")),
+        small_mark=pl.when(pl.col("small")).then(pl.lit(" †")).otherwise(pl.lit("")),
+    ).with_columns(text=pl.format("{}{}{}<br>n={}", pl.col("delta").round(3), pl.col("mark"), pl.col("small_mark"), pl.col("n")))
+    # Colour by improvement: a lower-is-better metric's delta is flipped for the colour only.
+    cell = cell.with_columns(good=pl.when(pl.col("higher_is_better") == False).then(-pl.col("delta")).otherwise(pl.col("delta")))  # noqa: E712
+    good = cell.pivot(on="metric", index="slice", values="good").sort("slice")
+    text = cell.pivot(on="metric", index="slice", values="text").sort("slice")
+    lim = max(0.05, float(cell["good"].abs().max() or 0))
+    fig = go.Figure(go.Heatmap(
+        z=good.select(metrics).to_numpy(), x=metrics, y=good["slice"].to_list(), zmin=-lim, zmax=lim,
+        colorscale="RdBu", text=text.select(metrics).to_numpy(), texttemplate="%{text}",
+        hovertemplate="%{y} · %{x}<extra></extra>",
+    ))
+    fig.update_layout(height=120 + 48 * len(slices), margin={"t": 10, "b": 10}, yaxis_autorange="reversed")
+    st.plotly_chart(fig, key="bd_delta_heat")
+    st.dataframe(table, hide_index=True, column_config={
+        c: st.column_config.NumberColumn(format="%.3f") for c in ("baseline", "candidate", "delta", "ci_low", "ci_high", "p", "p_holm")})

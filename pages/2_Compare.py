@@ -1,0 +1,164 @@
+"""Compare: baseline vs candidate — deltas per metric, the questions that moved, and why."""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from dashboard import data, state
+from dashboard.frame import complain, link_to_question, need_runs, setup
+from dashboard.render import chunk_list, claim_list, md_code, md_escape, quotes_by_chunk
+from evalcore.compare import STATUSES, filter_questions
+
+frame = setup("Compare", ":material/compare_arrows:")
+need_runs(frame, 2)
+runs = frame.result.runs
+ids = frame.run_ids
+tags = runs[ids[-1]].testset.tag_names()
+
+
+def _tag_ok(v: str) -> bool:
+    return ":" in v and v.split(":", 1)[0] in tags
+
+
+complain(state.seed("compare", [
+    state.Param("base", "cmp_base", valid=lambda v: v in runs),
+    state.Param("cand", "cmp_cand", valid=lambda v: v in runs),
+    state.Param("k", "cmp_k", parse=int, valid=lambda v: 1 <= v <= 100),
+    state.Param("status", "cmp_status", many=True, valid=lambda v: v in STATUSES),
+    state.Param("tag", "cmp_tag", valid=_tag_ok),
+    state.Param("must_pass", "cmp_must", parse=lambda v: v == "true"),
+    state.Param("answerable", "cmp_ans", valid=lambda v: v in ("yes", "no")),
+    state.Param("heldout", "cmp_held", parse=lambda v: v == "true"),
+    state.Param("qid", "cmp_qid"),
+]))
+state.default("cmp_base", ids[-2])
+state.default("cmp_cand", ids[-1])
+state.default("cmp_k", 5)
+state.default("cmp_status", ["regressed", "mixed"])
+
+c1, c2, c3 = st.columns([5, 5, 1])
+base = c1.selectbox("Baseline", ids, key="cmp_base", format_func=frame.label)
+cand = c2.selectbox("Candidate", ids, key="cmp_cand", format_func=frame.label)
+k = int(c3.number_input("Top k", 1, 100, key="cmp_k"))
+if base == cand:
+    st.info("Pick two different runs.")
+    st.stop()
+if runs[base].testset.sha256 != runs[cand].testset.sha256:
+    st.error("These runs answer different test set versions "
+             f"({runs[base].testset.version} vs {runs[cand].testset.version}); compare runs of one version.")
+    st.stop()
+cmp = data.comparison(frame.fkey, base, cand, k, frame.key)
+
+st.subheader("Summary")
+st.caption(f"{cmp.per_question.height} questions answered by both · mean paired delta (candidate − baseline) "
+           "with a bootstrap 95% CI · two-sided randomization test, Holm-corrected across metrics")
+summary = cmp.summary.with_columns(
+    sig=pl.when(pl.col("p_holm") < 0.05).then(pl.lit("★")).otherwise(pl.lit("")),
+    direction=pl.when(pl.col("higher_is_better").is_null()).then(pl.lit("either"))
+    .when(pl.col("higher_is_better")).then(pl.lit("higher")).otherwise(pl.lit("lower")),
+).select("metric", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_holm", "sig", "improved",
+         "regressed", "direction")
+st.dataframe(summary, hide_index=True, column_config={
+    **{c: st.column_config.NumberColumn(format="%.3f") for c in ("baseline", "candidate", "delta", "ci_low", "ci_high")},
+    "p_holm": st.column_config.NumberColumn("p (Holm)", format="%.4f"),
+    "sig": st.column_config.TextColumn("", help="★ significant at 0.05 after Holm correction"),
+    "direction": st.column_config.TextColumn("better is"),
+})
+
+st.subheader("Questions")
+f1, f2, f3, f4, f5 = st.columns([3, 3, 2, 2, 2])
+status = f1.multiselect("Status", list(STATUSES), key="cmp_status")
+tag_values = sorted({f"{t}:{v}" for t, v in runs[base].testset.tags.select("tag", "value").iter_rows()
+                     if t not in ("split", "answerable", "must_pass")})
+tag = f2.selectbox("Tag", [None, *tag_values], key="cmp_tag", format_func=lambda v: "any" if v is None else v)
+answerable = f3.selectbox("Answerable", [None, "yes", "no"], key="cmp_ans",
+                          format_func=lambda v: "all" if v is None else v)
+must = f4.toggle("Must-pass only", key="cmp_must")
+held = f5.toggle("Show held-out", key="cmp_held",
+                 help="Held-out questions are hidden by default: looking at them while tuning overfits the "
+                      "system to the test set. Aggregates above include them.")
+table = filter_questions(
+    cmp, status=status or None, tag=tuple(tag.split(":", 1)) if tag else None, must_pass_only=must,  # type: ignore[arg-type]
+    answerable=None if answerable is None else answerable == "yes", include_heldout=held,
+)
+hidden = cmp.per_question.filter(pl.col("split") == "heldout").height
+if not held and hidden:
+    st.caption(f"{hidden} held-out question(s) hidden (switch above).")
+
+questions = runs[base].testset.cases.select("qid", "question", "type", "topic")
+key_metrics = [m for m in ("R@5", "nDCG@10", "faithfulness", "correctness", "abstention") if m in cmp.metrics]
+view = table.join(questions, on="qid", how="left").select(
+    "qid", "status", "diagnosis", "worst_delta", *[f"{m}_delta" for m in key_metrics],
+    left_top_k=pl.col("left_top_k").list.join(" "), entered_top_k=pl.col("entered_top_k").list.join(" "),
+    type="type", topic="topic", must_pass="must_pass", question="question",
+)
+st.caption(f"{view.height} question(s), worst regression first. Select a row to open it side by side.")
+event = st.dataframe(
+    view, hide_index=True, on_select="rerun", selection_mode="single-row", key="cmp_table",
+    column_config={c: st.column_config.NumberColumn(format="%+.3f") for c in ["worst_delta", *[f"{m}_delta" for m in key_metrics]]},
+)
+st.download_button("Download this table (CSV)", view.write_csv(), file_name=f"compare-{base}-vs-{cand}.csv",
+                   mime="text/csv", icon=":material/download:")
+
+rows = event.selection.rows if event is not None else []
+sel_marker = (tuple(rows), view.height, tuple(view["qid"].head(50).to_list()))
+if rows and st.session_state.get("_cmp_last_sel") != sel_marker and rows[0] < view.height:
+    st.session_state["cmp_qid"] = view["qid"][rows[0]]
+st.session_state["_cmp_last_sel"] = sel_marker
+qid = st.session_state.get("cmp_qid")
+state.publish("compare", {
+    "base": base, "cand": cand, "k": k if k != 5 else None,
+    "status": status if status != ["regressed", "mixed"] else None, "tag": tag,
+    "answerable": answerable, "must_pass": must, "heldout": held, "qid": qid,
+})
+
+if qid is None:
+    st.stop()
+if qid not in set(cmp.per_question["qid"].to_list()):
+    st.warning(f"Question '{md_escape(qid)}' is not answered by both runs.", icon=":material/link_off:")
+    st.stop()
+
+st.divider()
+bd = data.detail(frame.fkey, base, qid, k, frame.key)
+cd = data.detail(frame.fkey, cand, qid, k, frame.key)
+assert bd is not None and cd is not None
+row = cmp.per_question.filter(pl.col("qid") == qid).row(0, named=True)
+case = bd.case
+st.subheader(f"{md_escape(qid)}: {md_escape(case['question'])}", anchor=False)
+st.markdown(
+    f":blue-badge[{md_escape(row['status'])}] "
+    + (f":orange-badge[{md_escape(row['diagnosis'])}] " if row["diagnosis"] else "")
+    + " ".join(f":gray-badge[{md_escape(t)}: {md_escape(', '.join(v))}]" for t, v in case["tags"].items())
+)
+if case["split"] == "heldout":
+    st.caption("This is a held-out question: look, but don't tune on it.")
+st.markdown("**Reference answer:** " + (md_escape(case["reference_answer"]) or ":gray[(none — unanswerable)]"))
+if row["left_top_k"]:
+    st.error(f"Labeled chunk(s) that left the top {k}: " + ", ".join(md_code(c) for c in row["left_top_k"]),
+             icon=":material/trending_down:")
+if row["entered_top_k"]:
+    st.success(f"Labeled chunk(s) that entered the top {k}: " + ", ".join(md_code(c) for c in row["entered_top_k"]),
+               icon=":material/trending_up:")
+link_to_question(qid)
+
+delta_table = pl.DataFrame({
+    "metric": list(cmp.metrics),
+    "baseline": [row[f"{m}_base"] for m in cmp.metrics],
+    "candidate": [row[f"{m}_cand"] for m in cmp.metrics],
+    "delta": [row[f"{m}_delta"] for m in cmp.metrics],
+}, schema={"metric": pl.String, "baseline": pl.Float64, "candidate": pl.Float64, "delta": pl.Float64})
+with st.expander("Metrics for this question"):
+    st.dataframe(delta_table, hide_index=True)
+
+left, right = st.columns(2)
+for col, d, name in ((left, bd, "Baseline"), (right, cd, "Candidate")):
+    with col:
+        st.markdown(f"#### {name}: {md_escape(frame.label(d.run_id))}")
+        st.markdown("**Answer**" + (" :violet-badge[abstained]" if d.abstained else ""))
+        with st.container(border=True):
+            st.markdown(md_escape(d.answer) or ":gray[(no answer)]")
+        st.markdown("**Judge claims**")
+        claim_list(d)
+        st.markdown(f"**Retrieved chunks** (top {k} go to the model)")
+        chunk_list(d, quotes=quotes_by_chunk(d), k=k)

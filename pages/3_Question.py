@@ -1,0 +1,74 @@
+"""Question: one question across every run — its metrics over time, each run's chunks and answer."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import polars as pl
+import streamlit as st
+
+from dashboard import data, state
+from dashboard.frame import complain, need_runs, setup
+from dashboard.render import chunk_list, claim_list, md_escape, quotes_by_chunk
+
+frame = setup("Question", ":material/help:")
+need_runs(frame)
+runs = frame.result.runs
+cases = runs[frame.run_ids[-1]].testset.cases
+known = set(cases["qid"].to_list())
+
+complain(state.seed("question", [
+    state.Param("qid", "q_qid", valid=lambda v: v in known),
+    state.Param("k", "q_k", parse=int, valid=lambda v: 1 <= v <= 100),
+    state.Param("heldout", "q_held", parse=lambda v: v == "true"),
+]))
+state.default("q_k", 5)
+
+c1, c2, c3 = st.columns([6, 1, 2])
+held = c3.toggle("Show held-out", key="q_held",
+                 help="Held-out questions are hidden by default: looking at them while tuning overfits.")
+selected = st.session_state.get("q_qid")
+choices = cases if held else cases.filter((pl.col("split") != "heldout") | (pl.col("qid") == selected))
+options = choices.sort("qid").select("qid", "question").rows()
+labels = {q: f"{q} — {text[:90]}" for q, text in options}
+qid = c1.selectbox("Question", list(labels), key="q_qid", index=None, format_func=lambda q: labels.get(q, q),
+                   placeholder="Pick a question (or open one from Compare)")
+k = int(c2.number_input("Top k", 1, 100, key="q_k"))
+state.publish("question", {"qid": qid, "k": k if k != 5 else None, "heldout": held})
+if qid is None:
+    st.stop()
+
+case = cases.filter(pl.col("qid") == qid).row(0, named=True)
+st.subheader(md_escape(case["question"]), anchor=False)
+st.markdown(" ".join(f":gray-badge[{t}: {md_escape(str(case[t]))}]" for t in ("type", "topic", "source", "split"))
+            + (" :red-badge[must-pass]" if case["must_pass"] else "")
+            + ("" if case["answerable"] else " :violet-badge[unanswerable]"))
+if case["split"] == "heldout":
+    st.caption("This is a held-out question: look, but don't tune on it.")
+st.markdown("**Reference answer:** " + (md_escape(case["reference_answer"]) or ":gray[(none)]"))
+
+history = data.across_runs(frame.fkey, qid, frame.key)
+metrics = [m for m in ("R@5", "nDCG@10", "RR@10", "faithfulness", "correctness", "abstention") if m in history.columns]
+fig = go.Figure()
+for m in metrics:
+    fig.add_trace(go.Scatter(x=history["created"].to_list(), y=history[m].to_list(), name=m, mode="lines+markers",
+                             text=history["label"].to_list(), hovertemplate="%{text}<br>%{y:.3f}<extra>" + m + "</extra>"))
+fig.update_layout(height=300, margin={"t": 10, "b": 10}, yaxis_range=[-0.05, 1.05], xaxis_title="run created")
+st.plotly_chart(fig, key="q_history")
+st.dataframe(history, hide_index=True)
+
+tabs = st.tabs([md_escape(runs[r].label) for r in history["run_id"].to_list()])
+for tab, run_id in zip(tabs, history["run_id"].to_list(), strict=True):
+    with tab:
+        d = data.detail(frame.fkey, run_id, qid, k, frame.key)
+        if d is None:
+            continue
+        left, right = st.columns(2)
+        with left:
+            st.markdown("**Answer**" + (" :violet-badge[abstained]" if d.abstained else ""))
+            with st.container(border=True):
+                st.markdown(md_escape(d.answer) or ":gray[(no answer)]")
+            st.markdown("**Judge claims**")
+            claim_list(d)
+        with right:
+            st.markdown(f"**Retrieved chunks** (top {k} go to the model)")
+            chunk_list(d, quotes=quotes_by_chunk(d), k=k)
