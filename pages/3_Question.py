@@ -27,7 +27,7 @@ c1, c2, c3 = st.columns([6, 1, 2])
 held = c3.toggle("Show held-out", key="q_held",
                  help="Held-out questions are hidden by default: looking at them while tuning overfits.")
 selected = st.session_state.get("q_qid")
-choices = cases if held else cases.filter((pl.col("split") != "heldout") | (pl.col("qid") == selected))
+choices = cases if held else cases.filter((pl.col("split") != "heldout") | (pl.col("qid") == (selected or "")))
 options = choices.sort("qid").select("qid", "question").rows()
 labels = {q: f"{q} — {text[:90]}" for q, text in options}
 qid = c1.selectbox("Question", list(labels), key="q_qid", index=None, format_func=lambda q: labels.get(q, q),

@@ -1,0 +1,183 @@
+"""Every dashboard page under AppTest on the sample runs: it renders, shows evalcore's numbers, and
+responds to filters, row selection and links."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT, SAMPLE
+from evalcore import compare, load_runs, score_run, summarize
+
+BASE, CAND = "2026-11-02-hybrid-rerank", "2026-11-16-rerank-prompt-v2"
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches() -> None:
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture(scope="module")
+def runs():  # type: ignore[no-untyped-def]
+    return load_runs(SAMPLE).runs
+
+
+def open_page(monkeypatch: pytest.MonkeyPatch, page: str | None = None, folder: Path = SAMPLE,
+              **params: str | list[str]) -> AppTest:
+    monkeypatch.setenv("RAGTRIAGE_RUNS", str(folder))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    if page:
+        at.switch_page(page)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(at: AppTest) -> str:
+    """What a reader sees: the markdown of every text element with escapes removed."""
+    import re
+
+    return re.sub(r"\\(.)", r"\1", "\n".join([m.value for m in at.markdown] + [s.value for s in at.subheader] + [e.value for e in at.error]
+                     + [w.value for w in at.warning] + [c.value for c in at.caption] + [i.value for i in at.info]))
+
+
+# ------------------------------------------------------------------ overview
+
+
+def test_overview_lists_runs_and_headline_metrics_equal_evalcore(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
+    at = open_page(monkeypatch)
+    assert list(at.dataframe[0].value["run_id"]) == list(runs)
+    shown = at.dataframe[1].value.set_index("metric")
+    run = runs[CAND]
+    for row in summarize(score_run(run), run.testset).iter_rows(named=True):
+        assert shown.loc[row["metric"], "mean"] == pytest.approx(row["mean"])
+        assert shown.loc[row["metric"], "ci_low"] == pytest.approx(row["ci_low"])
+    assert at.get("plotly_chart"), "trend chart across runs"
+
+
+def test_overview_run_from_link_and_unknown_run_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = open_page(monkeypatch, run="2026-10-05-bm25")
+    assert at.selectbox(key="home_run").value == "2026-10-05-bm25"
+    at = open_page(monkeypatch, run="no-such-run")
+    assert "'run=no-such-run' in the link does not exist" in texts(at)
+
+
+def test_a_broken_run_is_listed_and_the_others_still_render(monkeypatch: pytest.MonkeyPatch, runs_copy: Path) -> None:
+    (runs_copy / "2026-10-05-bm25" / "results.jsonl").write_text('{"qid": "hv-001", "retrieved": [}\n')
+    at = open_page(monkeypatch, folder=runs_copy)
+    assert "results.jsonl:1: error: malformed JSON" in texts(at)
+    assert len(at.dataframe[0].value) == 3
+    at = open_page(monkeypatch, "pages/2_Compare.py", folder=runs_copy)
+    assert at.dataframe[0].value.shape[0] > 0, "Compare still works on the runs that loaded"
+
+
+# ------------------------------------------------------------------ breakdown
+
+
+def test_breakdown_one_run_equals_evalcore_by_slice(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
+    at = open_page(monkeypatch, "pages/1_Breakdown.py", run="2026-10-05-bm25", by="source")
+    shown = pl.from_pandas(at.dataframe[0].value)
+    run = runs["2026-10-05-bm25"]
+    expected = summarize(score_run(run), run.testset, by="source")
+    got = {(r["slice"], r["metric"]): r["mean"] for r in shown.iter_rows(named=True)}
+    for r in expected.iter_rows(named=True):
+        assert got[(r["slice"], r["metric"])] == pytest.approx(r["mean"])
+    assert set(shown["slice"]) == {"real", "synthetic"}
+
+
+def test_breakdown_two_runs_shows_deltas_with_holm_p(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
+    at = open_page(monkeypatch, "pages/1_Breakdown.py", run=CAND, vs=BASE, by="type", metric=["faithfulness", "R@5"])
+    shown = pl.from_pandas(at.dataframe[0].value)
+    assert set(shown["metric"]) == {"faithfulness", "R@5"}
+    expected = compare(runs[BASE], runs[CAND]).by_slice("type", metrics=["faithfulness", "R@5"])
+    row = shown.filter((pl.col("slice") == "lookup") & (pl.col("metric") == "faithfulness")).row(0, named=True)
+    exp = expected.filter((pl.col("slice") == "lookup") & (pl.col("metric") == "faithfulness")).row(0, named=True)
+    assert row["delta"] == pytest.approx(exp["delta"])
+    assert "Holm" in texts(at)
+
+
+# ------------------------------------------------------------------ compare
+
+
+def test_compare_summary_equals_evalcore_and_filters_change_the_table(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
+    at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND)
+    summary = at.dataframe[0].value.set_index("metric")
+    cmp = compare(runs[BASE], runs[CAND])
+    for r in cmp.summary.iter_rows(named=True):
+        assert summary.loc[r["metric"], "delta"] == pytest.approx(r["delta"])
+    table = at.dataframe[1].value
+    assert set(table["status"]) <= {"regressed", "mixed"}, "default filter: what got worse"
+    assert list(table["worst_delta"]) == sorted(table["worst_delta"]), "worst regression first"
+    n_default = len(table)
+    at.multiselect(key="cmp_status").set_value(["improved"]).run()
+    assert set(at.dataframe[1].value["status"]) == {"improved"}
+    at.multiselect(key="cmp_status").set_value(["regressed", "mixed"]).run()
+    at.toggle(key="cmp_must").set_value(True).run()
+    must = at.dataframe[1].value
+    assert 0 < len(must) < n_default and must["must_pass"].all()
+
+
+def test_compare_hides_heldout_by_default_with_a_switch(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
+    at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND, status=["regressed", "mixed", "improved", "unchanged"])
+    heldout = set(runs[BASE].testset.cases.filter(pl.col("split") == "heldout")["qid"])
+    assert not heldout & set(at.dataframe[1].value["qid"])
+    assert "held-out question(s) hidden" in texts(at)
+    at.toggle(key="cmp_held").set_value(True).run()
+    assert heldout <= set(at.dataframe[1].value["qid"])
+
+
+def test_selecting_a_row_opens_the_side_by_side_drill_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND)
+    first = at.dataframe[1].value["qid"].iloc[0]
+    at.session_state["cmp_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    body = texts(at)
+    assert f"\n{first}: " in texts(at)
+    assert "Baseline" in body and "Candidate" in body and "Judge claims" in body and "Retrieved chunks" in body
+    assert at.query_params["qid"] in (first, [first]), "the drill-down is in the URL"
+
+
+def test_compare_drill_down_marks_labels_and_highlights_quotes(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND, qid="hv-026")
+    body = texts(at)
+    assert "labeled · grade 2" in body
+    assert ":orange-background[" in body, "the SUPPORTED quote is highlighted inside its chunk"
+    assert "NOT SUPPORTED" in body
+
+
+def test_compare_link_with_unknown_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = open_page(monkeypatch, "pages/2_Compare.py", base="nope", cand=CAND, qid="hv-999")
+    body = texts(at)
+    assert "'base=nope' in the link does not exist" in body
+    assert "is not answered by both runs" in body
+
+
+# ------------------------------------------------------------------ question
+
+
+def test_question_page_shows_every_run(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
+    at = open_page(monkeypatch, "pages/3_Question.py", qid="hv-026")
+    assert at.subheader[0].value == "Which command starts a snapshot immediately?"
+    history = at.dataframe[0].value
+    assert list(history["run_id"]) == list(runs)
+    assert len(at.tabs) == len(runs)
+    at = open_page(monkeypatch, "pages/3_Question.py", qid="hv-999")
+    assert "'qid=hv-999' in the link does not exist" in texts(at)
+
+
+def test_untrusted_text_is_escaped_in_markdown(monkeypatch: pytest.MonkeyPatch, runs_copy: Path) -> None:
+    manifest = json.loads((runs_copy / BASE / "run.json").read_text())
+    manifest["label"] = "**bold** <img src=x onerror=alert(1)>"
+    (runs_copy / BASE / "run.json").write_text(json.dumps(manifest))
+    at = open_page(monkeypatch, "pages/2_Compare.py", folder=runs_copy, base=BASE, cand=CAND, qid="hv-026")
+    rendered = [m.value for m in at.markdown if "onerror" in m.value]
+    assert rendered and all("\\<img" in m and "\\*\\*bold" in m for m in rendered)
