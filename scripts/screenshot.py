@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "e2e"))
 
-from server import CHROMIUM, CHROMIUM_ARGS, dashboard, wait_rendered  # noqa: E402
+from server import CHROMIUM, CHROMIUM_ARGS, dashboard, wait_rendered
 
 
 def main() -> None:

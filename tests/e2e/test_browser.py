@@ -1,0 +1,108 @@
+"""The dashboard in a real browser (Debian's Chromium): the triage path, deep links on a fresh
+server, and hostile run content rendered as text."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from server import ROOT, dashboard, wait_rendered
+
+SAMPLE = ROOT / "sample_runs"
+BASE, CAND = "2026-11-02-hybrid-rerank", "2026-11-16-rerank-prompt-v2"
+
+
+def test_home_to_compare_pick_runs_select_a_regressed_question(page) -> None:  # type: ignore[no-untyped-def]
+    with dashboard() as url:
+        page.goto(url + "/")
+        wait_rendered(page)
+        assert page.get_by_role("heading", name="Overview").is_visible()
+        page.get_by_role("link", name="Compare").click()
+        wait_rendered(page)
+        for label, option in (("Baseline", f"Hybrid + reranker · {BASE}"), ("Candidate", f"Hybrid + reranker, prompt v2 · {CAND}")):
+            page.get_by_role("combobox", name=label).click()
+            page.get_by_role("option", name=option, exact=True).click()
+            wait_rendered(page)
+        grid = page.locator("[data-testid='stDataFrame']").nth(1)
+        box = grid.bounding_box()
+        assert box is not None
+        # Rows are drawn on a canvas: click the first row's selection cell by position.
+        page.mouse.click(box["x"] + 18, box["y"] + 35 + 17)
+        page.wait_for_url("**qid=*", timeout=30_000)
+        wait_rendered(page)
+        assert page.get_by_text("Judge claims").count() == 2, "both runs' claim lists"
+        assert page.get_by_text("Retrieved chunks").count() == 2, "both runs' chunk lists"
+        assert page.get_by_text("#1 ·").count() == 2, "both ranked lists, from rank 1"
+        assert "base=" + BASE in page.url and "cand=" + CAND in page.url
+
+
+def test_deep_link_on_a_freshly_started_server(page) -> None:  # type: ignore[no-untyped-def]
+    with dashboard() as url:
+        # The very first request this server sees is the deep link.
+        page.goto(f"{url}/Compare?base={BASE}&cand={CAND}&qid=hv-026&status=regressed")
+        wait_rendered(page)
+        assert page.get_by_role("heading", name="hv-026: Which command starts a snapshot immediately?").is_visible()
+        assert page.get_by_role("link", name="Overview").is_visible(), "the shared frame (navigation) is there"
+        assert page.get_by_text("Only administrators can do this, from the web console.").count() >= 1
+        page.goto(f"{url}/Question?qid=hv-026")
+        wait_rendered(page)
+        assert page.get_by_role("heading", name="Which command starts a snapshot immediately?").is_visible()
+        page.goto(f"{url}/Compare?base=nope&cand={CAND}")
+        wait_rendered(page)
+        assert page.get_by_text("in the link does not exist in this runs folder").is_visible()
+
+
+PAYLOADS = {
+    "question": "Why? <script>window.__pwned='question'</script>",
+    "chunk": "Chunk <img src=x onerror=\"window.__pwned='chunk'\"> text",
+    "answer": "Answer <script>window.__pwned='answer'</script> <img src=y onerror=\"window.__pwned='answer-img'\">",
+}
+
+
+def _hostile_runs(tmp: Path) -> Path:
+    runs = tmp / "runs"
+    shutil.copytree(SAMPLE, runs)
+    ts = runs / "testset.jsonl"
+    lines = [json.loads(x) for x in ts.read_text().splitlines()]
+    for rec in lines:
+        if rec["qid"] == "hv-026":
+            rec["question"] = PAYLOADS["question"]
+    ts.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    for run_id in (BASE, CAND):
+        path = runs / run_id / "results.jsonl"
+        recs = [json.loads(x) for x in path.read_text().splitlines()]
+        for rec in recs:
+            if rec["qid"] == "hv-026":
+                rec["answer"] = PAYLOADS["answer"]
+                rec["retrieved"][0]["text"] = PAYLOADS["chunk"]
+        path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return runs
+
+
+def test_script_and_img_payloads_render_as_text_and_run_nothing(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    runs = _hostile_runs(tmp_path)
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    with dashboard(runs) as url:
+        for path in (f"/Compare?base={BASE}&cand={CAND}&qid=hv-026", "/Question?qid=hv-026"):
+            page.goto(url + path)
+            wait_rendered(page)
+            page.wait_for_timeout(1000)
+            assert page.evaluate("window.__pwned") is None, "no payload ran"
+            assert page.locator("img[src='x'], img[src='y']").count() == 0, "no injected element"
+            body = page.inner_text("body")
+            assert "Why? <script>window.__pwned='question'</script>" in body, "the question is shown as text"
+            if path.startswith("/Compare"):
+                assert "Answer <script>window.__pwned='answer'</script>" in body, "the answer is shown as text"
+                assert "Chunk <img src=x onerror=" in body, "the chunk is shown as text"
+    assert dialogs == []
+
+
+@pytest.mark.parametrize("path", ["/", "/Breakdown?by=topic", "/Question?qid=hv-001"])
+def test_every_page_renders_without_an_exception(page, path: str) -> None:  # type: ignore[no-untyped-def]
+    with dashboard() as url:
+        page.goto(url + path)
+        wait_rendered(page)
+        assert page.locator("[data-testid='stException']").count() == 0
