@@ -63,6 +63,7 @@ if vs is None:
     cell = table.with_columns(
         text=pl.format("{}{}<br>n={}", pl.col("mean").round(3), pl.when(pl.col("small")).then(pl.lit(" †")).otherwise(pl.lit("")), pl.col("n"))
     )
+    cell = cell.with_columns(pl.col("text").fill_null("–"))
     mean = cell.pivot(on="metric", index="slice", values="mean").sort("slice")
     text = cell.pivot(on="metric", index="slice", values="text").sort("slice")
     fig = go.Figure(go.Heatmap(
@@ -90,6 +91,7 @@ else:
         mark=pl.when(pl.col("p_holm") < 0.05).then(pl.lit("★")).otherwise(pl.lit("")),
         small_mark=pl.when(pl.col("small")).then(pl.lit(" †")).otherwise(pl.lit("")),
     ).with_columns(text=pl.format("{}{}{}<br>n={}", pl.col("delta").round(3), pl.col("mark"), pl.col("small_mark"), pl.col("n")))
+    cell = cell.with_columns(pl.col("text").fill_null("– (n=0)"))
     # Colour by improvement: a lower-is-better metric's delta is flipped for the colour only.
     cell = cell.with_columns(good=pl.when(pl.col("higher_is_better") == False).then(-pl.col("delta")).otherwise(pl.col("delta")))  # noqa: E712
     good = cell.pivot(on="metric", index="slice", values="good").sort("slice")

@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 
 
-@pytest.mark.parametrize("cmd", [["ruff", "check", "evalcore", "dashboard", "app.py", "scripts", "tests"], ["mypy"]])
+@pytest.mark.parametrize("cmd", [["ruff", "check", "evalcore", "dashboard", "app.py", "pages", "scripts", "tests"], ["mypy"]])
 def test_clean(cmd: list[str]) -> None:
     out = subprocess.run([sys.executable, "-m", *cmd], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
