@@ -74,6 +74,10 @@ _REFUSAL = re.compile(
 )
 
 
+# The same pattern for polars (Rust regex syntax accepts it as written).
+REFUSAL_PATTERN = "(?i)" + _REFUSAL.pattern
+
+
 def looks_like_refusal(answer: str | None) -> bool:
     """True if ``answer`` opens with a clear refusal ("I don't know", "The documentation does not ...")."""
     return bool(answer) and bool(_REFUSAL.match(answer or ""))
@@ -242,8 +246,13 @@ def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFr
     if df.height == 0:
         problems.error(path, "the file holds no result", expected="one row per question")
         return None
-    # Every row goes through the same model as a JSON line, so both formats accept exactly the
-    # same records and report the same errors (row numbers stand in for line numbers).
+    from evalcore.parquet_fast import frames_from_parquet
+
+    fast = frames_from_parquet(df)
+    if fast is not None:
+        return fast
+    # Anything not plainly valid goes through the same model as a JSON line, row by row, so both
+    # formats accept exactly the same records and report the same errors (row numbers for lines).
     if "qid" not in df.columns:
         problems.error(path, "required column is missing", field="qid", hint="see `evalcore schema`")
         return None

@@ -163,3 +163,51 @@ def test_parquet_results_load_like_jsonl(tmp_path: Path, runs_copy: Path) -> Non
     pq = load_run(tmp_path / "pq")
     assert (tmp_path / "pq" / "results.parquet").exists()
     assert score_run(pq).equals(score_run(src))
+
+
+def _as_parquet(tmp_path: Path, runs_copy: Path, run_id: str, mutate=None) -> Path:  # type: ignore[no-untyped-def]
+    from evalcore import RunWriter
+
+    lines = [json.loads(x) for x in (runs_copy / run_id / "results.jsonl").read_text().splitlines()]
+    out = tmp_path / "parquet" / run_id
+    with RunWriter(out, testset=runs_copy / "testset.jsonl", fmt="parquet") as w:
+        for rec in lines:
+            w.add(rec.pop("qid"), **rec)
+    if mutate is not None:
+        import polars as pl
+
+        path = out / "results.parquet"
+        mutate(pl.read_parquet(path)).write_parquet(path)
+    return out
+
+
+@pytest.mark.parametrize("run_id", ["2026-10-05-bm25", "2026-11-16-rerank-prompt-v2"])
+def test_parquet_fast_path_gives_the_same_tables_as_line_by_line_validation(tmp_path: Path, runs_copy: Path, run_id: str) -> None:
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    from evalcore import load_run
+    from evalcore.parquet_fast import frames_from_parquet
+
+    folder = _as_parquet(tmp_path, runs_copy, run_id)
+    fast = frames_from_parquet(pl.read_parquet(folder / "results.parquet"))
+    assert fast is not None, "a clean file takes the vectorised path"
+    exact = load_run(runs_copy / run_id)
+    for name in ("results", "retrieved", "claims", "external"):
+        assert_frame_equal(fast[name].drop("line", strict=False), getattr(exact, name).drop("line", strict=False))
+
+
+def test_broken_parquet_gets_row_and_field_errors(tmp_path: Path, runs_copy: Path) -> None:
+    import polars as pl
+
+    def nan_score_in_row_3(df: pl.DataFrame) -> pl.DataFrame:
+        rows = df.to_dicts()
+        rows[2]["retrieved"][0]["score"] = float("nan")
+        return pl.DataFrame(rows, schema=df.schema)
+
+    folder = _as_parquet(tmp_path, runs_copy, BASE, nan_score_in_row_3)
+    lr = load_runs(folder.parent)
+    p = only_error(lr.problems)
+    assert p.path.endswith("results.parquet") and p.line == 3 and p.field == "retrieved[0].score"
+    assert "finite" in str(p)
+    assert folder.name not in lr.runs

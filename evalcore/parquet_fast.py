@@ -1,0 +1,171 @@
+"""Vectorised reading of ``results.parquet``: the same records as ``results.jsonl``, checked with
+polars expressions instead of one pydantic object per row.
+
+:func:`frames_from_parquet` returns None as soon as anything is not plainly valid — an unknown
+column or struct field, a wrong type, a missing qid, a non-finite score, an unknown verdict, a value
+out of range. The caller then validates row by row through the pydantic models, which name the row
+and the field. A clean file never pays that cost; a broken one always gets the exact message.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from evalcore.io import CLAIMS_SCHEMA, EXTERNAL_SCHEMA, REFUSAL_PATTERN, RESULTS_SCHEMA, RETRIEVED_SCHEMA
+
+_TOP = {"qid", "retrieved", "answer", "abstained", "judge", "latency_ms", "tokens", "cost_usd", "error",
+        "external_scores"}
+_STRUCTS = {
+    "retrieved": {"chunk_id", "score", "doc_id", "text", "rank"},
+    "claims": {"claim", "verdict", "quote", "chunk_id"},
+    "judge": {"claims", "correctness", "relevance", "model", "message_id", "request_id"},
+    "tokens": {"input", "output"},
+    "external_scores": {"name", "value"},
+}
+_NUM = (pl.Float64, pl.Float32, pl.Int64, pl.Int32, pl.Int16, pl.Int8, pl.UInt64, pl.UInt32, pl.UInt16, pl.UInt8)
+_INT = (pl.Int64, pl.Int32, pl.Int16, pl.Int8, pl.UInt64, pl.UInt32, pl.UInt16, pl.UInt8)
+
+
+def _fields(dtype: pl.DataType | type[pl.DataType]) -> dict[str, pl.DataType] | None:
+    if not isinstance(dtype, pl.Struct):
+        return None
+    return {f.name: f.dtype for f in dtype.fields}  # type: ignore[misc]
+
+
+def _list_of_struct(dtype: pl.DataType, allowed: set[str]) -> dict[str, pl.DataType] | None:
+    if dtype == pl.Null:
+        return {}
+    if not isinstance(dtype, pl.List):
+        return None
+    if dtype.inner == pl.Null:
+        return {}  # every list is empty
+    f = _fields(dtype.inner)
+    return f if f is not None and set(f) <= allowed else None
+
+
+def _is(dtype: pl.DataType | None, kinds: tuple[type[pl.DataType], ...] | type[pl.DataType]) -> bool:
+    if dtype is None or dtype == pl.Null:
+        return True  # an absent or all-null field is fine
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    return any(dtype == k for k in kinds)
+
+
+def frames_from_parquet(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
+    """The four long tables of a run, or None if any row needs the exact (slow) check."""
+    cols = df.schema
+    if "qid" not in cols or not set(cols) <= _TOP or not _is(cols["qid"], pl.String):
+        return None
+    for name in ("answer", "error"):
+        if not _is(cols.get(name), pl.String):
+            return None
+    if not _is(cols.get("abstained"), pl.Boolean):
+        return None
+    for name in ("latency_ms", "cost_usd"):
+        if not _is(cols.get(name), _NUM):
+            return None
+    ret_f = _list_of_struct(cols["retrieved"], _STRUCTS["retrieved"]) if "retrieved" in cols else {}
+    if ret_f is None or (ret_f and ("chunk_id" not in ret_f or "score" not in ret_f)):
+        return None
+    if ret_f and not (_is(ret_f.get("chunk_id"), pl.String) and _is(ret_f.get("score"), _NUM)
+                      and _is(ret_f.get("doc_id"), pl.String) and _is(ret_f.get("text"), pl.String)
+                      and _is(ret_f.get("rank"), _INT)):
+        return None
+    judge_f = _fields(cols["judge"]) if "judge" in cols else {}
+    if judge_f is None or not set(judge_f) <= _STRUCTS["judge"]:
+        return None
+    claims_f = _list_of_struct(judge_f["claims"], _STRUCTS["claims"]) if "claims" in judge_f else {}
+    if claims_f is None or (claims_f and not {"claim", "verdict"} <= set(claims_f)):
+        return None
+    tok_f = _fields(cols["tokens"]) if "tokens" in cols else {}
+    if tok_f is None or not set(tok_f) <= _STRUCTS["tokens"] or not all(_is(t, _INT) for t in tok_f.values()):
+        return None
+    ext_f = _list_of_struct(cols["external_scores"], _STRUCTS["external_scores"]) if "external_scores" in cols else {}
+    if ext_f is None:
+        return None
+
+    n = df.height
+    line = pl.int_range(1, n + 1, dtype=pl.Int64)
+    get = (lambda c, dt: pl.col(c).cast(dt) if c in cols else pl.lit(None, dtype=dt))  # noqa: E731
+    jf = (lambda f, dt: pl.col("judge").struct.field(f).cast(dt) if f in judge_f else pl.lit(None, dtype=dt))  # noqa: E731
+    tf = (lambda f: pl.col("tokens").struct.field(f).cast(pl.Int64) if f in tok_f else pl.lit(None, dtype=pl.Int64))  # noqa: E731
+    claims_len = pl.col("judge").struct.field("claims").list.len() if claims_f else pl.lit(None, dtype=pl.UInt32)
+    answer = get("answer", pl.String)
+    results = df.select(
+        qid=pl.col("qid"),
+        line=line,
+        answer=answer,
+        abstained=pl.coalesce(get("abstained", pl.Boolean),
+                              answer.fill_null("").str.contains(REFUSAL_PATTERN)),
+        abstained_inferred=get("abstained", pl.Boolean).is_null(),
+        error=get("error", pl.String),
+        latency_ms=get("latency_ms", pl.Float64),
+        input_tokens=tf("input"),
+        output_tokens=tf("output"),
+        cost_usd=get("cost_usd", pl.Float64),
+        correctness=jf("correctness", pl.String),
+        relevance=jf("relevance", pl.Float64),
+        n_claims=claims_len.cast(pl.Int64),
+        judge_model=jf("model", pl.String),
+        judge_message_id=jf("message_id", pl.String),
+        n_retrieved=(pl.col("retrieved").list.len().fill_null(0) if ret_f else pl.lit(0)).cast(pl.Int64),
+    ).select(list(RESULTS_SCHEMA))
+    ok = (
+        (results["qid"].str.len_chars() > 0).all()
+        and results["qid"].null_count() == 0
+        and results["correctness"].drop_nulls().is_in(["correct", "partially_correct", "incorrect"]).all()
+        and results["relevance"].drop_nulls().is_between(0, 1).all()
+        and (results["latency_ms"].drop_nulls() >= 0).all()
+        and (results["cost_usd"].drop_nulls() >= 0).all()
+        and (results["input_tokens"].drop_nulls() >= 0).all()
+        and (results["output_tokens"].drop_nulls() >= 0).all()
+        and results["latency_ms"].drop_nulls().is_finite().all()
+        and results["cost_usd"].drop_nulls().is_finite().all()
+    )
+    if not ok:
+        return None
+
+    def field(s: str, f: str, have: dict[str, pl.DataType], dt: type[pl.DataType]) -> pl.Expr:
+        return pl.col(s).struct.field(f).cast(dt) if f in have else pl.lit(None, dtype=dt)
+
+    if ret_f:
+        retrieved = (
+            df.select("qid", "retrieved", line=line).explode("retrieved").filter(pl.col("retrieved").is_not_null())
+            .select("qid", chunk_id=field("retrieved", "chunk_id", ret_f, pl.String),
+                    doc_id=field("retrieved", "doc_id", ret_f, pl.String),
+                    score=field("retrieved", "score", ret_f, pl.Float64),
+                    text=field("retrieved", "text", ret_f, pl.String), line="line")
+        )
+        if (retrieved["chunk_id"].null_count() or not (retrieved["chunk_id"].str.len_chars() > 0).all()
+                or retrieved["score"].null_count() or not retrieved["score"].is_finite().all()):
+            return None
+    else:
+        retrieved = pl.DataFrame(schema=RETRIEVED_SCHEMA)
+    if claims_f:
+        claims = (
+            df.select("qid", c=pl.col("judge").struct.field("claims")).explode("c").filter(pl.col("c").is_not_null())
+            .with_columns(claim_idx=pl.int_range(pl.len(), dtype=pl.Int64).over("qid"))
+            .select("qid", "claim_idx", claim=field("c", "claim", claims_f, pl.String),
+                    verdict=field("c", "verdict", claims_f, pl.String), quote=field("c", "quote", claims_f, pl.String),
+                    chunk_id=field("c", "chunk_id", claims_f, pl.String))
+        )
+        if (claims["claim"].null_count() or not (claims["claim"].str.len_chars() > 0).all()
+                or not claims["verdict"].is_in(["SUPPORTED", "NOT_SUPPORTED"]).all()):
+            return None
+    else:
+        claims = pl.DataFrame(schema=CLAIMS_SCHEMA)
+    if ext_f:
+        external = (
+            df.select("qid", e="external_scores").explode("e").filter(pl.col("e").is_not_null())
+            .select("qid", name=pl.col("e").struct.field("name").cast(pl.String),
+                    value=pl.col("e").struct.field("value").cast(pl.Float64))
+        )
+        if external["name"].null_count() or not external["value"].drop_nulls().is_finite().all():
+            return None
+    else:
+        external = pl.DataFrame(schema=EXTERNAL_SCHEMA)
+    return {
+        "results": results.cast(RESULTS_SCHEMA),  # type: ignore[arg-type]
+        "retrieved": retrieved.select(list(RETRIEVED_SCHEMA)).cast(RETRIEVED_SCHEMA),  # type: ignore[arg-type]
+        "claims": claims.select(list(CLAIMS_SCHEMA)).cast(CLAIMS_SCHEMA),  # type: ignore[arg-type]
+        "external": external.select(list(EXTERNAL_SCHEMA)).cast(EXTERNAL_SCHEMA),  # type: ignore[arg-type]
+    }
