@@ -39,7 +39,7 @@ def _list_of_struct(dtype: pl.DataType, allowed: set[str]) -> dict[str, pl.DataT
         return None
     if dtype.inner == pl.Null:
         return {}  # every list is empty
-    f = _fields(dtype.inner)
+    f = _fields(dtype.inner)  # type: ignore[arg-type]
     return f if f is not None and set(f) <= allowed else None
 
 
