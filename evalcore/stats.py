@@ -5,18 +5,30 @@ Every function is seeded, so the same inputs give the same interval and p-value 
 
 from __future__ import annotations
 
+import math
+from typing import Literal
+
 import numpy as np
 from numpy.typing import ArrayLike
 
 SMALL_SLICE = 30  # below this many questions a slice's mean is marked as unreliable
 
+# Above these sizes the resampling distributions are normal to well within their own Monte Carlo
+# error, and the closed forms are used (tests/test_stats.py checks the agreement at the switch):
+BOOTSTRAP_EXACT_MAX = 5_000  # questions: beyond, mean ± z·sd/√n
+RANDOMIZATION_EXACT_MAX = 2_000  # non-zero deltas: beyond, the normal approximation of the sign-flip test
+Method = Literal["auto", "resample", "normal"]
+
 _CHUNK = 2_000_000  # resampled values held in memory at once
 
 
 def bootstrap_ci(
-    values: ArrayLike, *, resamples: int = 2000, alpha: float = 0.05, seed: int = 0
+    values: ArrayLike, *, resamples: int = 2000, alpha: float = 0.05, seed: int = 0, method: Method = "auto"
 ) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of the mean. ``(nan, nan)`` for no values.
+
+    With more than ``BOOTSTRAP_EXACT_MAX`` values (``method="auto"``) the normal interval
+    mean ± z·sd/√n is returned: the bootstrap distribution of a mean converges to it.
 
     >>> lo, hi = bootstrap_ci([0.0, 1.0] * 50)
     >>> 0.39 < lo < 0.5 < hi < 0.61
@@ -29,6 +41,10 @@ def bootstrap_ci(
         return (float("nan"), float("nan"))
     if n == 1 or np.all(x == x[0]):
         return (float(x[0]), float(x[0]))
+    if method == "normal" or (method == "auto" and n > BOOTSTRAP_EXACT_MAX):
+        z = _z(1 - alpha / 2)
+        half = z * float(x.std(ddof=1)) / math.sqrt(n)
+        return (float(x.mean()) - half, float(x.mean()) + half)
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
     step = max(1, _CHUNK // n)
@@ -40,18 +56,27 @@ def bootstrap_ci(
     return (float(lo), float(hi))
 
 
-def paired_randomization_test(deltas: ArrayLike, *, permutations: int = 10_000, seed: int = 0) -> float:
+def paired_randomization_test(
+    deltas: ArrayLike, *, permutations: int = 10_000, seed: int = 0, method: Method = "auto"
+) -> float:
     """Two-sided p-value that the mean paired difference is 0 (sign-flip randomization test).
 
     Under the null hypothesis each question's two scores are exchangeable, so each delta's sign is a
     coin flip. p = (1 + #{|mean of flipped| >= |observed mean|}) / (1 + permutations).
     Smucker, Allan & Carterette (2007) recommend it for IR evaluation.
+
+    With more than ``RANDOMIZATION_EXACT_MAX`` non-zero deltas (``method="auto"``), the flipped mean
+    is a sum of many independent ±d_i/n terms, normal with variance Σd²/n² (Lindeberg's CLT), so
+    p = erfc(|mean| / (√(Σd²)/n) / √2) — the value the Monte Carlo estimate converges to.
     """
     d = np.asarray(deltas, dtype=float)
     d = d[~np.isnan(d)]
     n = d.size
     if n == 0 or np.all(d == 0):
         return 1.0
+    if method == "normal" or (method == "auto" and np.count_nonzero(d) > RANDOMIZATION_EXACT_MAX):
+        z = abs(d.mean()) / (math.sqrt(float((d * d).sum())) / n)
+        return float(math.erfc(z / math.sqrt(2)))
     rng = np.random.default_rng(seed)
     observed = abs(d.mean())
     hits = 0
@@ -82,3 +107,10 @@ def holm(pvalues: ArrayLike) -> np.ndarray:
         running = max(running, (m - rank) * p[i])
         adj[i] = min(1.0, running)
     return adj
+
+
+def _z(q: float) -> float:
+    """The standard normal quantile (via scipy, imported only here)."""
+    from scipy.stats import norm
+
+    return float(norm.ppf(q))

@@ -1,0 +1,53 @@
+"""Statistics: resampling and closed forms agree where the switch happens; known values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from evalcore.stats import (
+    BOOTSTRAP_EXACT_MAX,
+    RANDOMIZATION_EXACT_MAX,
+    bootstrap_ci,
+    holm,
+    paired_randomization_test,
+)
+
+
+@pytest.mark.parametrize("effect", [0.0, 0.01, 0.03])
+def test_randomization_normal_form_agrees_with_monte_carlo_at_the_switch(effect: float) -> None:
+    rng = np.random.default_rng(1)
+    n = RANDOMIZATION_EXACT_MAX + 1
+    d = rng.choice([-1.0, 0.0, 1.0], size=n, p=[0.3, 0.4, 0.3]) + effect
+    exact = paired_randomization_test(d, permutations=20_000, method="resample")
+    approx = paired_randomization_test(d, method="normal")
+    # Where decisions are made (small p) they agree closely; near p = 1 integer-valued deltas make the
+    # sign-flip distribution a lattice, and the gap (a few hundredths) changes no decision.
+    assert abs(exact - approx) < (0.01 if exact < 0.5 else 0.04), (exact, approx)
+    assert paired_randomization_test(d) == approx, "auto uses the closed form above the threshold"
+
+
+def test_bootstrap_normal_form_agrees_with_percentile_bootstrap_at_the_switch() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.choice([0.0, 0.5, 1.0], size=BOOTSTRAP_EXACT_MAX + 1, p=[0.2, 0.3, 0.5])
+    lo_b, hi_b = bootstrap_ci(x, resamples=4000, method="resample")
+    lo_n, hi_n = bootstrap_ci(x, method="normal")
+    assert abs(lo_b - lo_n) < 0.002 and abs(hi_b - hi_n) < 0.002
+    assert bootstrap_ci(x) == (lo_n, hi_n)
+
+
+def test_randomization_agrees_with_the_paired_t_test_on_ir_sized_data() -> None:
+    # Smucker, Allan & Carterette (2007): randomization and t-test agree on IR data.
+    rng = np.random.default_rng(3)
+    d = rng.normal(0.02, 0.2, size=150)
+    p_rand = paired_randomization_test(d, permutations=20_000)
+    p_t = sps.ttest_1samp(d, 0.0).pvalue
+    assert abs(p_rand - p_t) < 0.03
+
+
+def test_known_values() -> None:
+    assert holm([0.01, 0.04, 0.03]).tolist() == pytest.approx([0.03, 0.06, 0.06])
+    assert paired_randomization_test([0.0] * 50) == 1.0
+    assert bootstrap_ci([]) != bootstrap_ci([])  # (nan, nan)
+    assert bootstrap_ci([0.7]) == (0.7, 0.7)
