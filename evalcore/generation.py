@@ -18,26 +18,46 @@ CORRECTNESS_SCORE = {"correct": 1.0, "partially_correct": 0.5, "incorrect": 0.0}
 
 
 def _normalise(expr: pl.Expr) -> pl.Expr:
-    # Case, Unicode form, quote style and white space are not evidence of a made-up quote.
+    # Case, quote style and white space are not evidence of a made-up quote. (Unicode form is
+    # folded by normalise(), which applies NFKC only where it can change anything.)
     return (
-        expr.str.normalize("NFKC")
-        .str.to_lowercase()
+        expr.str.to_lowercase()
         .str.replace_all(r"[\u2018\u2019\u201c\u201d\"'`]", "")
         .str.replace_all(r"\s+", " ")
         .str.strip_chars(" .,;:")
     )
 
 
+def normalise(texts: pl.Series) -> pl.Series:
+    """Texts folded for quote matching: NFKC, lower case, no quote marks, single spaces.
+
+    NFKC leaves ASCII unchanged, so it runs only on the texts that hold other characters.
+    """
+    df = pl.DataFrame({"t": texts.fill_null("")}).with_row_index("i")
+    wide = pl.col("t").str.contains(r"[^\x00-\x7F]")
+    parts = [
+        df.filter(~wide),
+        df.filter(wide).with_columns(pl.col("t").str.normalize("NFKC")),
+    ]
+    return pl.concat(parts).sort("i").select(_normalise(pl.col("t")))["t"]
+
+
 def check_quotes(claims: pl.DataFrame, retrieved: pl.DataFrame) -> pl.DataFrame:
     """``claims`` with ``quote_found``: the quote occurs (normalised) in the question's retrieved text."""
+    quoted = claims.filter(pl.col("quote").is_not_null()).select("qid").unique()
+    mine = retrieved.join(quoted, on="qid", how="semi").select("qid", "text")
+    # A chunk is retrieved for many questions: fold each distinct text once.
+    distinct = mine.select("text").unique().drop_nulls()
+    distinct = distinct.with_columns(norm=normalise(distinct["text"]))
     context = (
-        retrieved.group_by("qid")
-        .agg(context=pl.col("text").fill_null("").str.join(" \n "))
-        .with_columns(context=_normalise(pl.col("context")))
+        mine.join(distinct, on="text", how="left")
+        .group_by("qid")
+        .agg(context=pl.col("norm").fill_null("").str.join(" "))
     )
+    q = claims.select(pl.col("quote"))["quote"]
     return (
-        claims.join(context, on="qid", how="left")
-        .with_columns(_q=_normalise(pl.col("quote").fill_null("")))
+        claims.with_columns(_q=normalise(q))
+        .join(context, on="qid", how="left")
         .with_columns(
             quote_found=pl.when(pl.col("_q").str.len_chars() == 0)
             .then(False)

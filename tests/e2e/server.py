@@ -24,6 +24,12 @@ CHROMIUM_ARGS = [
 ]
 
 
+class ServerURL(str):
+    """The server's base URL; ``pid`` is the streamlit process (for memory readings)."""
+
+    pid: int
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -31,7 +37,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def dashboard(runs: Path | None = None, *, timeout: float = 60) -> Iterator[str]:
+def dashboard(runs: Path | None = None, *, timeout: float = 60) -> Iterator[ServerURL]:
     """A running ``streamlit run app.py`` on 127.0.0.1; yields its base URL."""
     port = free_port()
     env = {
@@ -46,7 +52,8 @@ def dashboard(runs: Path | None = None, *, timeout: float = 60) -> Iterator[str]
     if runs is not None:
         cmd += ["--", "--runs", str(runs)]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    url = ServerURL(f"http://127.0.0.1:{port}")
+    url.pid = proc.pid
     try:
         deadline = time.monotonic() + timeout
         while True:

@@ -1,0 +1,149 @@
+"""The dashboard at scale, measured in a real browser (Debian's Chromium).
+
+    python benchmarks/bench_dashboard.py                 # 20 runs x 10,000 questions
+    python benchmarks/bench_dashboard.py --questions 2000
+
+Generates the runs (parquet, 10 retrieved chunks with text, an answer and judge claims per question),
+then for each page measures the time from navigation to a fully rendered page — script finished, no
+skeleton left — on a freshly started server (cold: nothing cached) and on a reload (warm), and the
+server's peak resident memory. Targets: warm <= 1.5 s, cold <= 5 s, peak <= 2 GB.
+For scale: TruLens' leaderboard takes 20-30 s at 10k records; promptfoo's viewer failed to render 10k.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "e2e"))
+from server import CHROMIUM, CHROMIUM_ARGS, dashboard, wait_rendered  # noqa: E402
+
+TYPES = ["lookup", "comparison", "multi-hop", "identifier", "unanswerable"]
+TOPICS = ["billing", "security", "restore", "backups", "cli", "errors", "integrations", "agent"]
+WORDS = ("snapshot retention vault agent restore policy storage bucket token seat plan device error "
+         "schedule window encryption key rotation bandwidth compression chunk target quota").split()
+
+
+def generate(folder: Path, n_runs: int, n_q: int, depth: int = 10) -> None:
+    if (folder / "done").exists():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    qids = [f"q{i:05d}" for i in range(n_q)]
+    n_chunks = n_q * 3
+    chunk_text = [" ".join(rng.choice(WORDS, size=30)) + f" (chunk {i})" for i in range(n_chunks)]
+    unans = rng.random(n_q) < 0.15
+    rel_chunk = rng.integers(0, n_chunks, size=n_q)
+    with (folder / "testset.jsonl").open("w") as fh:
+        for i, q in enumerate(qids):
+            fh.write(json.dumps({
+                "qid": q, "question": f"How does the {WORDS[i % len(WORDS)]} setting work (case {i})?",
+                "relevant": {} if unans[i] else {f"c{rel_chunk[i]}": 2},
+                "reference_answer": None if unans[i] else chunk_text[rel_chunk[i]][:80],
+                "tags": {"type": "unanswerable" if unans[i] else TYPES[i % 4], "topic": TOPICS[i % len(TOPICS)],
+                         "source": "synthetic" if i % 3 == 0 else "real"},
+                "split": "heldout" if i % 5 == 0 else "dev", "must_pass": i % 97 == 0,
+            }) + "\n")
+    sha = hashlib.sha256((folder / "testset.jsonl").read_bytes()).hexdigest()
+    start = datetime(2026, 6, 1, tzinfo=UTC)
+    for r in range(n_runs):
+        quality = 0.55 + 0.4 * r / max(1, n_runs - 1)
+        hit = rng.random(n_q) < quality
+        pos = rng.integers(0, depth, size=n_q)
+        rows = []
+        for i, q in enumerate(qids):
+            ids = rng.integers(0, n_chunks, size=depth)
+            if hit[i] and not unans[i]:
+                ids[pos[i]] = rel_chunk[i]
+            ids = list(dict.fromkeys(int(x) for x in ids))
+            scores = np.sort(rng.random(len(ids)))[::-1]
+            supported = bool(hit[i]) and not unans[i]
+            rows.append({
+                "qid": q,
+                "retrieved": [{"chunk_id": f"c{c}", "doc_id": f"d{c // 5}", "score": float(s), "text": chunk_text[c]}
+                              for c, s in zip(ids, scores, strict=True)],
+                "answer": ("I don't know." if unans[i] and rng.random() < 0.8 else chunk_text[ids[0]][:120]),
+                "judge": {"claims": [{"claim": chunk_text[ids[0]][:60], "verdict": "SUPPORTED" if supported else "NOT_SUPPORTED",
+                                      "quote": chunk_text[ids[0]][:60] if supported else None, "chunk_id": f"c{ids[0]}"}] * 3,
+                          "correctness": "correct" if supported else "incorrect", "relevance": float(rng.random())},
+                "latency_ms": float(rng.random() * 2000),
+            })
+        run_dir = folder / f"run-{r:02d}"
+        run_dir.mkdir(exist_ok=True)
+        pl.DataFrame(rows).write_parquet(run_dir / "results.parquet")
+        (run_dir / "run.json").write_text(json.dumps({
+            "run_id": f"run-{r:02d}", "label": f"Variant {r}", "created": (start + timedelta(days=7 * r)).isoformat(),
+            "test_set": {"path": "../testset.jsonl", "sha256": sha}, "system": {"variant": r},
+        }))
+    (folder / "done").write_text("")
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--questions", type=int, default=10_000)
+    args = ap.parse_args()
+    folder = HERE / ".data" / f"dash-{args.runs}x{args.questions}"
+    t = time.perf_counter()
+    generate(folder, args.runs, args.questions)
+    print(f"data: {folder} ({time.perf_counter() - t:.0f} s to generate)")
+    base, cand = f"run-{args.runs - 2:02d}", f"run-{args.runs - 1:02d}"
+    pages = [
+        ("overview", "/"),
+        ("breakdown (1 run, by topic)", f"/Breakdown?run={cand}&by=topic"),
+        ("breakdown (2 runs, deltas)", f"/Breakdown?run={cand}&vs={base}&by=type"),
+        (f"compare ({args.questions:,} pairs)", f"/Compare?base={base}&cand={cand}"),
+        ("drill-down", f"/Compare?base={base}&cand={cand}&qid=q00042"),
+        ("question (all runs)", "/Question?qid=q00042"),
+    ]
+    from playwright.sync_api import sync_playwright
+
+    rows = []
+    peak = 0.0
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for name, path in pages:
+            with dashboard(folder, timeout=120) as url:
+                page = browser.new_page(viewport={"width": 1500, "height": 1200})
+                t0 = time.perf_counter()
+                page.goto(url + path)
+                wait_rendered(page, timeout_ms=300_000)
+                cold = time.perf_counter() - t0
+                warm_times = []
+                for _ in range(3):
+                    t0 = time.perf_counter()
+                    page.reload()
+                    wait_rendered(page, timeout_ms=300_000)
+                    warm_times.append(time.perf_counter() - t0)
+                page.close()
+                peak = max(peak, peak_rss_mb(url.pid))
+            rows.append((name, cold, sorted(warm_times)[1]))
+        browser.close()
+    print(f"\n{args.runs} runs x {args.questions:,} questions, Chromium, time from navigation to fully rendered page\n")
+    print(f"| {'page':<28} | {'cold s':>7} | {'warm s':>7} | target (cold/warm) |")
+    print("|" + "-" * 30 + "|" + "-" * 9 + "|" + "-" * 9 + "|--------------------|")
+    for name, cold, warm in rows:
+        ok = "ok" if cold <= 5 and warm <= 1.5 else "MISSED"
+        print(f"| {name:<28} | {cold:>7.2f} | {warm:>7.2f} | <= 5 / <= 1.5: {ok:<3} |")
+    print(f"\nserver peak memory (max over the page servers): {peak:,.0f} MB (target <= 2,048 MB)")
+    print("peers: TruLens leaderboard 20-30 s at 10k records; promptfoo's viewer failed to render 10k results")
+
+
+if __name__ == "__main__":
+    main()
