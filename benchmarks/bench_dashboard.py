@@ -29,8 +29,7 @@ from server import CHROMIUM, CHROMIUM_ARGS, dashboard, wait_rendered  # noqa: E4
 
 TYPES = ["lookup", "comparison", "multi-hop", "identifier", "unanswerable"]
 TOPICS = ["billing", "security", "restore", "backups", "cli", "errors", "integrations", "agent"]
-WORDS = ("snapshot retention vault agent restore policy storage bucket token seat plan device error "
-         "schedule window encryption key rotation bandwidth compression chunk target quota").split()
+WORDS = ["snapshot", "retention", "vault", "agent", "restore", "policy", "storage", "bucket", "token", "seat", "plan", "device", "error", "schedule", "window", "encryption", "key", "rotation", "bandwidth", "compression", "chunk", "target", "quota"]
 
 
 def generate(folder: Path, n_runs: int, n_q: int, depth: int = 10) -> None:

@@ -14,6 +14,8 @@ import hashlib
 import json
 import os
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +66,8 @@ CLAIMS_SCHEMA: dict[str, Any] = {
 }
 EXTERNAL_SCHEMA: dict[str, Any] = {"qid": pl.String, "name": pl.String, "value": pl.Float64}
 
+_TESTSET_LOCK = threading.Lock()
+
 # What an answer that declines to answer looks like, for runs that do not say so themselves.
 # Deliberately narrow: a false "abstained" hides a wrong answer, so only clear refusals match.
 _REFUSAL = re.compile(
@@ -95,6 +99,7 @@ class Run:
     claims: pl.DataFrame  # one row per judge claim
     external: pl.DataFrame  # long: qid, name, value (scores computed outside evalcore)
     warnings: tuple[Problem, ...] = ()
+    source_key: str | None = None  # the results file's path + mtime + size when it was read
 
     @property
     def run_id(self) -> str:
@@ -389,18 +394,19 @@ def _read_run_body(
     ts = override
     if ts is None:
         ts_path = (folder / manifest.test_set.path).resolve()
-        if ts_path not in testsets:
-            if not ts_path.exists():
-                problems.error(
-                    folder / "run.json",
-                    f"the test set {manifest.test_set.path} does not exist",
-                    field="test_set.path",
-                    found=str(ts_path),
-                    hint="the path is relative to the run folder",
-                )
-                return None
-            testsets[ts_path] = read_testset(ts_path, problems)
-        ts = testsets[ts_path]
+        if not ts_path.exists():
+            problems.error(
+                folder / "run.json",
+                f"the test set {manifest.test_set.path} does not exist",
+                field="test_set.path",
+                found=str(ts_path),
+                hint="the path is relative to the run folder",
+            )
+            return None
+        with _TESTSET_LOCK:  # runs load in threads; a shared test set is read once
+            if ts_path not in testsets:
+                testsets[ts_path] = read_testset(ts_path, problems)
+            ts = testsets[ts_path]
         if ts is None:
             problems.error(
                 folder / "run.json", "the run's test set has errors (listed above)", field="test_set.path"
@@ -419,6 +425,7 @@ def _read_run_body(
     if jsonl.exists() and parquet.exists():
         problems.error(folder, "both results.jsonl and results.parquet exist", hint="keep one of them")
         return None
+    source_key = _cache_key(parquet if parquet.exists() else jsonl) if (parquet.exists() or jsonl.exists()) else None
     if parquet.exists():
         frames = _read_results_parquet(parquet, problems)
         results_path = parquet
@@ -435,7 +442,7 @@ def _read_run_body(
         return None
     return Run(
         path=folder, manifest=manifest, testset=ts, results=frames["results"], retrieved=frames["retrieved"],
-        claims=frames["claims"], external=frames["external"],
+        claims=frames["claims"], external=frames["external"], source_key=source_key,
     )
 
 
@@ -471,10 +478,17 @@ def load_runs(folder: str | Path, *, testset: str | Path | None = None) -> LoadR
     folders = discover_runs(root)
     if not folders:
         problems.warning(root, "no run folder found (a run folder holds run.json)")
-    for run_folder in folders:
-        run = read_run(run_folder, problems, testsets=testsets, testset=override)
-        if run is not None:
-            runs.append(run)
+
+    def one(run_folder: Path) -> tuple[Run | None, Problems]:
+        own = Problems()
+        return read_run(run_folder, own, testsets=testsets, testset=override), own
+
+    # Reading parquet and validating happen mostly outside the GIL: threads load runs side by side.
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        for run, own in pool.map(one, folders):
+            problems.items.extend(own.items)
+            if run is not None:
+                runs.append(run)
     seen: dict[str, Path] = {}
     for run in sorted(runs, key=lambda r: (r.manifest.created, r.run_id)):
         if run.run_id in seen:
@@ -487,7 +501,8 @@ def load_runs(folder: str | Path, *, testset: str | Path | None = None) -> LoadR
             continue
         seen[run.run_id] = run.path
         out.runs[run.run_id] = run
-    out.problems = problems.items
+    # Grouped by file, in line order, whichever thread found them.
+    out.problems = sorted(problems.items, key=lambda p: (p.path, p.line or 0))
     return out
 
 

@@ -7,12 +7,17 @@ per-question vectors are kept because they feed the confidence intervals and the
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
+import threading
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import polars as pl
 
 from evalcore.generation import generation_scores
-from evalcore.io import Run
+from evalcore.io import Run, cache_dir
 from evalcore.measures import DEFAULT_MEASURES, Measure, parse_measures
 from evalcore.retrieval import evaluate
 from evalcore.stats import SMALL_SLICE, bootstrap_ci
@@ -21,11 +26,46 @@ from evalcore.testset import TestSet
 GENERATION_METRICS = ("faithfulness", "correctness", "relevance", "abstention", "false_refusal", "no_answer")
 
 
-def score_run(run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES) -> pl.DataFrame:
+@functools.cache
+def _code_version() -> str:
+    """A hash of evalcore's own source: any change to how scores are computed invalidates the cache."""
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def score_run(run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *, cache: bool = True) -> pl.DataFrame:
     """Per-question scores of ``run``: ``qid``, every retrieval measure (null on unanswerable
     questions), the generation metrics (null where not applicable), ``unverified_quotes``, and any
-    imported external score as ``ext:<name>``."""
+    imported external score as ``ext:<name>``.
+
+    Results are kept on disk beside the JSONL conversion cache, keyed by the results file (path,
+    mtime, size as read), the test set's sha256, the measures and evalcore's source, so a fresh
+    process does not rescore a run it has seen.
+    """
     ms = parse_measures([str(m) for m in measures])
+    path = None
+    if cache and run.source_key is not None:
+        raw = f"{run.source_key}|{run.testset.sha256}|{','.join(map(str, ms))}|{_code_version()}"
+        path = cache_dir() / "scores" / f"{hashlib.sha256(raw.encode()).hexdigest()[:32]}.parquet"
+        try:
+            return pl.read_parquet(path)
+        except (OSError, pl.exceptions.PolarsError):
+            pass
+    out = _score(run, ms)
+    if path is not None:
+        try:  # an optimisation only: a read-only disk must not fail scoring
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            out.write_parquet(tmp)
+            tmp.replace(path)
+        except OSError:
+            pass
+    return out
+
+
+def _score(run: Run, ms: list[Measure]) -> pl.DataFrame:
     cases = run.testset.cases
     answerable = run.results.join(cases.filter(pl.col("answerable")).select("qid"), on="qid", how="semi")["qid"]
     ret = evaluate(run.retrieved, run.testset.qrels, ms, qids=answerable)

@@ -77,6 +77,11 @@ def paired_randomization_test(
     if method == "normal" or (method == "auto" and np.count_nonzero(d) > RANDOMIZATION_EXACT_MAX):
         z = abs(d.mean()) / (math.sqrt(float((d * d).sum())) / n)
         return float(math.erfc(z / math.sqrt(2)))
+    # A zero delta flips to zero: only the non-zero ones move the statistic, and |mean| >= observed
+    # is the same event as |sum| >= observed sum. Dropping zeros is exact and, on IR data where most
+    # questions tie, much faster.
+    d = d[d != 0]
+    n = d.size
     rng = np.random.default_rng(seed)
     observed = abs(d.mean())
     hits = 0

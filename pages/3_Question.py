@@ -20,6 +20,7 @@ complain(state.seed("question", [
     state.Param("qid", "q_qid", valid=lambda v: v in known),
     state.Param("k", "q_k", parse=int, valid=lambda v: 1 <= v <= 100),
     state.Param("heldout", "q_held", parse=lambda v: v == "true"),
+    state.Param("run", "q_run", valid=lambda v: v in runs),
 ]))
 state.default("q_k", 5)
 
@@ -33,8 +34,8 @@ labels = {q: f"{q} — {text[:90]}" for q, text in options}
 qid = c1.selectbox("Question", list(labels), key="q_qid", index=None, format_func=lambda q: labels.get(q, q),
                    placeholder="Pick a question (or open one from Compare)")
 k = int(c2.number_input("Top k", 1, 100, key="q_k"))
-state.publish("question", {"qid": qid, "k": k if k != 5 else None, "heldout": held})
 if qid is None:
+    state.publish("question", {"k": k if k != 5 else None, "heldout": held})
     st.stop()
 
 case = cases.filter(pl.col("qid") == qid).row(0, named=True)
@@ -56,19 +57,22 @@ fig.update_layout(height=300, margin={"t": 10, "b": 10}, yaxis_range=[-0.05, 1.0
 st.plotly_chart(fig, key="q_history")
 st.dataframe(history, hide_index=True)
 
-tabs = st.tabs([md_escape(runs[r].label) for r in history["run_id"].to_list()])
-for tab, run_id in zip(tabs, history["run_id"].to_list(), strict=True):
-    with tab:
-        d = data.detail(frame.fkey, run_id, qid, k, frame.key)
-        if d is None:
-            continue
-        left, right = st.columns(2)
-        with left:
-            st.markdown("**Answer**" + (" :violet-badge[abstained]" if d.abstained else ""))
-            with st.container(border=True):
-                st.markdown(md_escape(d.answer) or ":gray[(no answer)]")
-            st.markdown("**Judge claims**")
-            claim_list(d)
-        with right:
-            st.markdown(f"**Retrieved chunks** (top {k} go to the model)")
-            chunk_list(d, quotes=quotes_by_chunk(d), k=k)
+run_ids = history["run_id"].to_list()
+if "q_run" in st.session_state and st.session_state["q_run"] not in run_ids:
+    del st.session_state["q_run"]
+state.default("q_run", run_ids[-1])
+# One run at a time: with many runs, rendering every run's chunks at once would be slow to read and load.
+run_id = st.segmented_control("Run", run_ids, key="q_run", format_func=lambda r: runs[r].label)
+state.publish("question", {"qid": qid, "k": k if k != 5 else None, "heldout": held, "run": run_id})
+d = data.detail(frame.fkey, run_id or run_ids[-1], qid, k, frame.key)
+if d is not None:
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Answer**" + (" :violet-badge[abstained]" if d.abstained else ""))
+        with st.container(border=True):
+            st.markdown(md_escape(d.answer) or ":gray[(no answer)]")
+        st.markdown("**Judge claims**")
+        claim_list(d)
+    with right:
+        st.markdown(f"**Retrieved chunks** (top {k} go to the model)")
+        chunk_list(d, quotes=quotes_by_chunk(d), k=k)
