@@ -20,6 +20,7 @@ RANDOMIZATION_EXACT_MAX = 2_000  # non-zero deltas: beyond, the normal approxima
 Method = Literal["auto", "resample", "normal"]
 
 _CHUNK = 2_000_000  # resampled values held in memory at once
+_GROUPED_MAX = 256  # distinct values up to which resampling works on value counts (exact, O(k))
 
 
 def bootstrap_ci(
@@ -46,6 +47,14 @@ def bootstrap_ci(
         half = z * float(x.std(ddof=1)) / math.sqrt(n)
         return (float(x.mean()) - half, float(x.mean()) + half)
     rng = np.random.default_rng(seed)
+    values, counts = np.unique(x, return_counts=True)
+    if values.size <= _GROUPED_MAX:
+        # Resampling n values with replacement draws each distinct value a multinomial number of
+        # times: the same distribution as resampling indices, at a cost that does not grow with n.
+        draws = rng.multinomial(n, counts / n, size=resamples)
+        means = draws @ values / n
+        lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+        return (float(lo), float(hi))
     means = np.empty(resamples)
     step = max(1, _CHUNK // n)
     for start in range(0, resamples, step):
@@ -85,6 +94,15 @@ def paired_randomization_test(
     rng = np.random.default_rng(seed)
     observed = abs(d.mean())
     hits = 0
+    magnitudes, mult = np.unique(np.abs(d), return_counts=True)
+    if magnitudes.size <= _GROUPED_MAX:
+        # m deltas of size v flipped at random add v * (2 * Binomial(m, 1/2) - m): the same
+        # distribution as flipping each one, at a cost that does not grow with n.
+        pos = rng.binomial(mult, 0.5, size=(permutations, magnitudes.size))
+        sums = np.abs((2 * pos - mult) @ magnitudes)
+        tol_sum = 1e-12 * max(1.0, observed) * n
+        hits = int(np.count_nonzero(sums >= observed * n - tol_sum))
+        return (1 + hits) / (1 + permutations)
     step = max(1, _CHUNK // n)
     tol = 1e-12 * max(1.0, observed)
     for start in range(0, permutations, step):
