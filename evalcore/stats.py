@@ -6,6 +6,7 @@ Every function is seeded, so the same inputs give the same interval and p-value 
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
@@ -133,7 +134,5 @@ def holm(pvalues: ArrayLike) -> np.ndarray:
 
 
 def _z(q: float) -> float:
-    """The standard normal quantile (via scipy, imported only here)."""
-    from scipy.stats import norm
-
-    return float(norm.ppf(q))
+    """The standard normal quantile (the standard library's; importing scipy.stats costs ~0.5 s)."""
+    return NormalDist().inv_cdf(q)
