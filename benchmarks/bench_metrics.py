@@ -6,7 +6,9 @@
 Each measurement runs in its own process (so peak memory is that tool's alone), three times; the table
 shows the median time, the peak resident memory and the largest per-query difference from evalcore.
 "compute" starts from data already in the tool's own in-memory form; "end to end" starts from TREC
-files on disk. Targets: evalcore >= 2x faster than pytrec_eval compute, >= 5x end to end, identical
+files on disk. The run file is written as retrieval systems write one: each question's documents in
+rank order (score descending), with many tied scores left in no particular order, and questions in
+numeric order (q2 before q10). Targets: evalcore >= 2x faster than pytrec_eval compute, >= 5x end to end, identical
 values (<= 1e-12), lower peak memory.
 """
 
@@ -31,7 +33,7 @@ TREC = ["P_10", "recall_100", "ndcg_cut_10", "map", "recip_rank"]
 
 def generate(n_q: int, depth: int) -> tuple[Path, Path]:
     DATA.mkdir(exist_ok=True)
-    qp, rp = DATA / f"qrels-{n_q}-{depth}.txt", DATA / f"run-{n_q}-{depth}.txt"
+    qp, rp = DATA / f"qrels-{n_q}-{depth}.txt", DATA / f"run-{n_q}-{depth}-ranked.txt"
     if qp.exists() and rp.exists():
         return qp, rp
     rng = np.random.default_rng(0)
@@ -39,7 +41,8 @@ def generate(n_q: int, depth: int) -> tuple[Path, Path]:
         for q in range(n_q):
             docs = rng.choice(5 * depth, size=depth, replace=False)
             scores = np.round(rng.random(depth) * 10, 1)  # coarse scores: many ties
-            fr.write("".join(f"q{q} Q0 d{d} {i + 1} {s} bench\n" for i, (d, s) in enumerate(zip(docs, scores, strict=True))))
+            order = np.lexsort((rng.random(depth), -scores))  # rank order; ties in no particular order
+            fr.write("".join(f"q{q} Q0 d{docs[j]} {i + 1} {scores[j]} bench\n" for i, j in enumerate(order)))
             judged = rng.choice(5 * depth, size=20, replace=False)
             grades = rng.choice([0, 0, 1, 2, 3], size=20)
             fq.write("".join(f"q{q} 0 d{d} {g}\n" for d, g in zip(judged, grades, strict=True)))

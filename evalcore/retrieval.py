@@ -104,8 +104,7 @@ def evaluate(
     in_order = (pl.col("score") > pl.col("score").shift(-1)) | (
         (pl.col("score") == pl.col("score").shift(-1)) & (pl.col("c") > pl.col("c").shift(-1))
     )
-    ordered = contiguous and run_c.select((~same_q.fill_null(False) | in_order.fill_null(True)).all()).item()
-    ranked = (run_c if ordered else run_c.sort(["q", "score", "c"], descending=[False, True, True])).with_columns(
+    ranked = _trec_order(run_c, contiguous, same_q, in_order).with_columns(
         rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("q")
     )
     if not need_full:
@@ -200,6 +199,37 @@ def evaluate(
         pl.Series("qid", qcats.gather(out["q"]), dtype=pl.String),
         *[pl.col(c).cast(pl.Float64).fill_null(0.0) for c in cols],
     )
+
+
+def _trec_order(run_c: pl.DataFrame, contiguous: bool, same_q: pl.Expr, in_order: pl.Expr) -> pl.DataFrame:
+    """Rows in trec_eval's order: each question's rows by score, then chunk id, descending.
+
+    A run file is normally written in rank order already; then only tied scores can be out of
+    trec_eval's order, and only those rows are sorted and put back where the tie sits. Anything
+    else gets the full sort.
+    """
+    if not contiguous:
+        return run_c.sort(["q", "score", "c"], descending=[False, True, True])
+    flags = run_c.select(
+        ok=~same_q.fill_null(False) | in_order.fill_null(True),
+        by_score=~same_q.fill_null(False) | (pl.col("score") >= pl.col("score").shift(-1)).fill_null(True),
+    )
+    if flags["ok"].all():
+        return run_c
+    if not flags["by_score"].all():
+        return run_c.sort(["q", "score", "c"], descending=[False, True, True])
+    # Sorted by score within each question; fix the order inside groups of equal scores only.
+    tie = (
+        (pl.col("q") == pl.col("q").shift(1)) & (pl.col("score") == pl.col("score").shift(1))
+    ).fill_null(False) | (same_q & (pl.col("score") == pl.col("score").shift(-1))).fill_null(False)
+    idx = run_c.with_row_index("_i").filter(tie)
+    # Tied rows keep their slots; within each group of equal scores (contiguous in the file) the
+    # chunk ids are re-dealt in descending order. Groups are ordered by where they sit in the file,
+    # not by qid, so blocks in any order go back where they came from.
+    fixed = idx.with_columns(start=pl.col("_i").min().over(["q", "score"])).sort(
+        ["start", "c"], descending=[False, True]
+    )
+    return run_c.with_columns(c=run_c["c"].scatter(fixed["_i"].sort(), fixed["c"]))
 
 
 def _safe_div(num: pl.Expr, den: pl.Expr) -> pl.Expr:

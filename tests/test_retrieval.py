@@ -132,3 +132,28 @@ def test_recall_is_monotone_in_k(run: list[tuple[str, float]], rel: dict[str, in
     out = evaluate(*frames({"q": run}, {"q": rel}), [f"R@{k}" for k in ks], qids=["q"]).row(0, named=True)
     vals = [out[f"R@{k}"] for k in ks]
     assert vals == sorted(vals)
+
+
+@settings(max_examples=80, deadline=None)
+@given(runs=st.lists(rankings, min_size=1, max_size=4), seed=st.integers(0, 1000))
+def test_fixing_only_tie_groups_equals_the_full_sort(runs: list[list[tuple[str, float]]], seed: int) -> None:
+    """Files in rank order with ties in any order take the partial path; it must equal the full sort."""
+    from evalcore.retrieval import _trec_order
+
+    rnd = random.Random(seed)
+    codes = list(range(len(runs)))
+    rnd.shuffle(codes)  # question blocks in the file need not be in qid order
+    rows = []
+    for qi, run in zip(codes, runs, strict=True):
+        for cid, score in sorted(run, key=lambda t: (-t[1], rnd.random())):
+            rows.append((qi, int(cid[1:]), score))
+    df = pl.DataFrame(rows, schema={"q": pl.UInt32, "c": pl.UInt32, "score": pl.Float64}, orient="row")
+    same_q = pl.col("q") == pl.col("q").shift(-1)
+    in_order = (pl.col("score") > pl.col("score").shift(-1)) | (
+        (pl.col("score") == pl.col("score").shift(-1)) & (pl.col("c") > pl.col("c").shift(-1))
+    )
+    def ranking(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.with_columns(rank=pl.int_range(pl.len()).over("q")).sort("q", "rank")
+
+    got = _trec_order(df, True, same_q, in_order)
+    assert ranking(got).equals(ranking(df.sort(["q", "score", "c"], descending=[False, True, True])))

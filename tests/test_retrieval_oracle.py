@@ -105,3 +105,21 @@ def test_data_really_has_ties_across_cutoffs() -> None:
     ties = straddling_ties(run, qrels, [5, 10])
     assert ties["straddled"].min() > 10
     assert ties["affected"].min() > 0
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_rank_ordered_runs_with_shuffled_ties_equal_pytrec_eval(seed: int) -> None:
+    """Run files as systems write them: each question in rank order (ties in any order), questions in
+    numeric order (q2 before q10, unlike byte order). evalcore skips the full sort here."""
+    run, qrels = make_data(seed)
+    rnd = random.Random(seed)
+    ordered = (
+        run.with_columns(n=pl.col("qid").str.slice(1).cast(pl.Int64), tie=pl.Series([rnd.random() for _ in range(run.height)]))
+        .sort(["n", "score", "tie"], descending=[False, True, False])
+        .drop("n", "tie")
+    )
+    ours = evaluate(ordered, qrels, [m for m, _ in PAIRS])
+    theirs = oracle(run, qrels)
+    for row in ours.iter_rows(named=True):
+        for mine, trec in PAIRS:
+            assert abs(row[mine] - theirs[row["qid"]][trec]) <= 1e-12, (row["qid"], mine)

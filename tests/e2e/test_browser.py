@@ -78,6 +78,9 @@ def _hostile_runs(tmp: Path) -> Path:
                 rec["answer"] = PAYLOADS["answer"]
                 rec["retrieved"][0]["text"] = PAYLOADS["chunk"]
         path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    manifest = json.loads((runs / BASE / "run.json").read_text())
+    manifest["label"] = "Label <img src=z onerror=\"window.__pwned='label'\">"
+    (runs / BASE / "run.json").write_text(json.dumps(manifest))
     return runs
 
 
@@ -91,10 +94,11 @@ def test_script_and_img_payloads_render_as_text_and_run_nothing(page, tmp_path: 
             wait_rendered(page)
             page.wait_for_timeout(1000)
             assert page.evaluate("window.__pwned") is None, "no payload ran"
-            assert page.locator("img[src='x'], img[src='y']").count() == 0, "no injected element"
+            assert page.locator("img[src='x'], img[src='y'], img[src='z']").count() == 0, "no injected element"
             body = page.inner_text("body")
             assert "Why? <script>window.__pwned='question'</script>" in body, "the question is shown as text"
             if path.startswith("/Compare"):
+                assert "Label <img src=z onerror=" in body, "the run label is shown as text"
                 assert "Answer <script>window.__pwned='answer'</script>" in body, "the answer is shown as text"
                 assert "Chunk <img src=x onerror=" in body, "the chunk is shown as text"
     assert dialogs == []
