@@ -223,6 +223,9 @@ def _trec_order(run_c: pl.DataFrame, contiguous: bool, same_q: pl.Expr, in_order
         (pl.col("q") == pl.col("q").shift(1)) & (pl.col("score") == pl.col("score").shift(1))
     ).fill_null(False) | (same_q & (pl.col("score") == pl.col("score").shift(-1))).fill_null(False)
     idx = run_c.with_row_index("_i").filter(tie)
+    if idx.height > run_c.height // 5:
+        # With many tied rows a plain sort is cheaper than fixing the groups in place.
+        return run_c.sort(["q", "score", "c"], descending=[False, True, True])
     # Tied rows keep their slots; within each group of equal scores (contiguous in the file) the
     # chunk ids are re-dealt in descending order. Groups are ordered by where they sit in the file,
     # not by qid, so blocks in any order go back where they came from.

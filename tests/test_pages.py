@@ -182,3 +182,13 @@ def test_untrusted_text_is_escaped_in_markdown(monkeypatch: pytest.MonkeyPatch, 
     at = open_page(monkeypatch, "pages/2_Compare.py", folder=runs_copy, base=BASE, cand=CAND, qid="hv-026")
     rendered = [m.value for m in at.markdown if "onerror" in m.value]
     assert rendered and all("\\<img" in m and "\\*\\*bold" in m for m in rendered)
+
+
+def test_a_link_cannot_name_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Links carry ids checked against what is loaded; a path is just an unknown id."""
+    at = open_page(monkeypatch, "pages/2_Compare.py", base="../../../../etc/passwd", cand="/etc/shadow",
+                   qid="../testset.jsonl")
+    body = texts(at)
+    assert "'base=../../../../etc/passwd' in the link does not exist" in body
+    assert "'cand=/etc/shadow' in the link does not exist" in body
+    assert "root:" not in body

@@ -155,5 +155,26 @@ def test_fixing_only_tie_groups_equals_the_full_sort(runs: list[list[tuple[str, 
     def ranking(frame: pl.DataFrame) -> pl.DataFrame:
         return frame.with_columns(rank=pl.int_range(pl.len()).over("q")).sort("q", "rank")
 
+    # Few ties take the in-place path, many the plain sort: both must give trec_eval's order.
     got = _trec_order(df, True, same_q, in_order)
     assert ranking(got).equals(ranking(df.sort(["q", "score", "c"], descending=[False, True, True])))
+
+
+def test_few_ties_are_fixed_in_place_with_blocks_in_any_order() -> None:
+    from evalcore.retrieval import _trec_order
+
+    rnd = random.Random(0)
+    rows = []
+    for q in (7, 2, 9, 0):  # blocks not in code order
+        items = [(q, c, float(c)) for c in range(40)] + [(q, 100, 12.5), (q, 101, 12.5), (q, 102, 12.5)]
+        rows += sorted(items, key=lambda t: (-t[2], rnd.random()))
+    df = pl.DataFrame(rows, schema={"q": pl.UInt32, "c": pl.UInt32, "score": pl.Float64}, orient="row")
+    same_q = pl.col("q") == pl.col("q").shift(-1)
+    in_order = (pl.col("score") > pl.col("score").shift(-1)) | (
+        (pl.col("score") == pl.col("score").shift(-1)) & (pl.col("c") > pl.col("c").shift(-1))
+    )
+    got = _trec_order(df, True, same_q, in_order)
+    assert got["q"].to_list() == df["q"].to_list(), "blocks stay where they are (no full sort)"
+    rank = pl.int_range(pl.len()).over("q")
+    expected = df.sort(["q", "score", "c"], descending=[False, True, True]).with_columns(rank=rank).sort("q", "rank")
+    assert got.with_columns(rank=rank).sort("q", "rank").equals(expected)
