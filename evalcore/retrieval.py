@@ -210,22 +210,22 @@ def _trec_order(run_c: pl.DataFrame, contiguous: bool, same_q: pl.Expr, in_order
     """
     if not contiguous:
         return run_c.sort(["q", "score", "c"], descending=[False, True, True])
-    flags = run_c.select(
-        ok=~same_q.fill_null(False) | in_order.fill_null(True),
-        by_score=~same_q.fill_null(False) | (pl.col("score") >= pl.col("score").shift(-1)).fill_null(True),
-    )
-    if flags["ok"].all():
-        return run_c
-    if not flags["by_score"].all():
-        return run_c.sort(["q", "score", "c"], descending=[False, True, True])
-    # Sorted by score within each question; fix the order inside groups of equal scores only.
     tie = (
         (pl.col("q") == pl.col("q").shift(1)) & (pl.col("score") == pl.col("score").shift(1))
     ).fill_null(False) | (same_q & (pl.col("score") == pl.col("score").shift(-1))).fill_null(False)
-    idx = run_c.with_row_index("_i").filter(tie)
-    if idx.height > run_c.height // 5:
-        # With many tied rows a plain sort is cheaper than fixing the groups in place.
+    # One pass, three answers: already in order? in score order? how many rows share a score?
+    ok, by_score, ties = run_c.select(
+        (~same_q.fill_null(False) | in_order.fill_null(True)).all().alias("ok"),
+        (~same_q.fill_null(False) | (pl.col("score") >= pl.col("score").shift(-1)).fill_null(True)).all().alias("by_score"),
+        tie.sum().alias("ties"),
+    ).row(0)
+    if ok:
+        return run_c
+    if not by_score or ties > run_c.height // 5:
+        # Not in rank order, or so many tied rows that a plain sort is cheaper than fixing them.
         return run_c.sort(["q", "score", "c"], descending=[False, True, True])
+    # In score order within each question: fix the order inside groups of equal scores only.
+    idx = run_c.with_row_index("_i").filter(tie)
     # Tied rows keep their slots; within each group of equal scores (contiguous in the file) the
     # chunk ids are re-dealt in descending order. Groups are ordered by where they sit in the file,
     # not by qid, so blocks in any order go back where they came from.
