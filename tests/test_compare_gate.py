@@ -8,10 +8,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from conftest import SAMPLE
 from evalcore import compare, load_runs
 from evalcore.cli import main
 from evalcore.stats import bootstrap_ci, holm, paired_randomization_test
+from helpers import SAMPLE
 
 RERANK, PROMPT2, BM25, HYBRID = ("2026-11-02-hybrid-rerank", "2026-11-16-rerank-prompt-v2", "2026-10-05-bm25",
                                  "2026-10-19-hybrid")

@@ -8,11 +8,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from conftest import SAMPLE
 from evalcore import RunWriter, load_run, score_run
 from evalcore.cli import main
 from evalcore.retrieval import evaluate
 from evalcore.trec import read_trec
+from helpers import SAMPLE
 from test_trec_mode import write_trec
 
 

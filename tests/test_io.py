@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import case, write_jsonl
 from evalcore import InputError, load_runs, read_testset
 from evalcore.cli import main
+from helpers import case, write_jsonl
 
 
 def only_error(problems: list, severity: str = "error"):  # type: ignore[no-untyped-def]

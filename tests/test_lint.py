@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 
 
 @pytest.mark.parametrize("cmd", [["ruff", "check", "evalcore", "dashboard", "app.py", "pages", "scripts", "tests"], ["mypy"]])

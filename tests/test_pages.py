@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, SAMPLE
 from evalcore import compare, load_runs, score_run, summarize
+from helpers import ROOT, SAMPLE
 
 BASE, CAND = "2026-11-02-hybrid-rerank", "2026-11-16-rerank-prompt-v2"
 

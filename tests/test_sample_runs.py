@@ -8,8 +8,8 @@ from pathlib import Path
 
 import polars as pl
 
-from conftest import ROOT, SAMPLE
 from evalcore import read_testset
+from helpers import ROOT, SAMPLE
 
 
 def test_generator_reproduces_the_committed_files_byte_for_byte(tmp_path: Path) -> None:
