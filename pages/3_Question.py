@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
 import polars as pl
 import streamlit as st
 
@@ -49,12 +48,9 @@ st.markdown("**Reference answer:** " + (md_escape(case["reference_answer"]) or "
 
 history = data.across_runs(frame.fkey, qid, frame.key)
 metrics = [m for m in ("R@5", "nDCG@10", "RR@10", "faithfulness", "correctness", "abstention") if m in history.columns]
-fig = go.Figure()
-for m in metrics:
-    fig.add_trace(go.Scatter(x=history["created"].to_list(), y=history[m].to_list(), name=m, mode="lines+markers",
-                             text=history["label"].to_list(), hovertemplate="%{text}<br>%{y:.3f}<extra>" + m + "</extra>"))
-fig.update_layout(height=300, margin={"t": 10, "b": 10}, yaxis_range=[-0.05, 1.05], xaxis_title="run created")
-st.plotly_chart(fig, key="q_history")
+# Streamlit's own line chart: the page stays light (a plotly chart here cost ~1.5 s on a cold load).
+st.line_chart(history.select("created", *metrics).to_pandas().set_index("created"), height=260,
+              y_label="value", x_label="run created")
 st.dataframe(history, hide_index=True)
 
 run_ids = history["run_id"].to_list()
