@@ -5,8 +5,11 @@
 
 Each measurement runs in its own process (so peak memory is that tool's alone), three times; the table
 shows the median time, the peak resident memory and the largest per-query difference from evalcore.
-"compute" starts from data already in the tool's own in-memory form; "end to end" starts from TREC
-files on disk. The run file is written as retrieval systems write one: each question's documents in
+"compute" starts from data already in the tool's own in-memory form (for evalcore, the frames
+`read_trec` returns, whose docnos are already hashed into categorical codes; for pytrec_eval, its
+dicts); "end to end" starts from TREC files on disk and includes everything after the imports — for
+evalcore that includes loading numba's compiled kernel, which `read_trec` starts on a background
+thread while it parses. The run file is written as retrieval systems write one: each question's documents in
 rank order (score descending), with many tied scores left in no particular order, and questions in
 numeric order (q2 before q10). Targets: evalcore >= 2x faster than pytrec_eval compute, >= 5x end to end, identical
 values (<= 1e-12), lower peak memory.

@@ -16,8 +16,14 @@ Output: one row per question, one Float64 column per measure named by its canoni
 
 from __future__ import annotations
 
+import itertools
+import os
+import threading
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from types import ModuleType
 
+import numpy as np
 import polars as pl
 
 from evalcore.measures import Measure, parse_measures
@@ -39,16 +45,74 @@ def _as_measures(measures: Iterable[Measure | str]) -> list[Measure]:
     return list(dict.fromkeys(out))
 
 
-def _encode(run_col: pl.Series, qrels_col: pl.Series, extra: pl.Series | None = None) -> tuple[pl.Series, pl.Series, pl.Series]:
-    """Integer codes shared by both frames, numbered in byte order of the ids.
+def kernel() -> ModuleType:
+    """The compiled per-question loop (:mod:`evalcore._kernel`), loaded once per process.
 
-    The codes sort exactly as the strings do, so trec_eval's tie-break (chunk id descending) becomes
-    a numeric sort, and joins run on integers. Returns (run codes, qrels codes, categories).
+    Importing numba and loading the compiled code takes about a second, so it happens on first use
+    rather than on ``import evalcore``; :func:`preload` starts it early in the background.
     """
-    parts = [run_col, qrels_col] + ([extra] if extra is not None else [])
-    cats = pl.concat(parts).unique().sort()
-    enum = pl.Enum(cats)
-    return run_col.cast(enum).to_physical(), qrels_col.cast(enum).to_physical(), cats
+    with _KERNEL_LOCK:
+        from evalcore import _kernel
+
+        if not _KERNEL_READY:
+            _kernel.warm_up()
+            _KERNEL_READY.append(True)
+        return _kernel
+
+
+def preload() -> None:
+    """Load the compiled kernel on a background thread while the caller reads files (which releases
+    the interpreter lock), so the first :func:`evaluate` does not wait for it."""
+    if not _KERNEL_READY:
+        threading.Thread(target=kernel, name="evalcore-kernel", daemon=True).start()
+
+
+_KERNEL_LOCK = threading.Lock()
+_KERNEL_READY: list[bool] = []
+
+
+def categorical(*cols: pl.Series) -> list[pl.Series]:
+    """The columns as categoricals sharing one private mapping (one hashing pass per column), so
+    that :func:`evaluate` and joins between them use integer codes; values are unchanged."""
+    dtype = pl.Categorical(pl.Categories.random())
+    return [col.cast(pl.String).cast(dtype) if col.dtype != pl.String else col.cast(dtype) for col in cols]
+
+
+def _codes(*cols: pl.Series) -> tuple[list[np.ndarray], np.ndarray, pl.Series]:
+    """Integer codes shared by several string columns: the codes of each column, the byte-order rank
+    of each code (so trec_eval's tie-break, chunk id descending, compares ranks), and the string of
+    each code (null for a code no column uses).
+
+    Columns that already share one categorical mapping (as :func:`categorical` makes them) are used
+    as they are; others are hashed once into a fresh one.
+    """
+    if not (isinstance(cols[0].dtype, pl.Categorical) and all(c.dtype == cols[0].dtype for c in cols)):
+        cols = tuple(categorical(*cols))
+    codes = [c.to_physical().to_numpy() for c in cols]
+    n = max((int(c.max()) + 1 for c in codes if c.size), default=0)
+    # The string of each code, from the row where it first appears.
+    by_code = pl.Series("s", [None] * n, dtype=pl.String)
+    for col, cc in zip(cols, codes, strict=True):
+        if cc.size:
+            first = pl.Series(cc).arg_unique()
+            by_code = by_code.scatter(pl.Series(cc).gather(first), col.gather(first).cast(pl.String))
+    rank = np.empty(n, dtype=np.int64)
+    rank[by_code.arg_sort(nulls_last=True).to_numpy()] = np.arange(n)
+    return codes, rank, by_code
+
+
+def _groups(col: pl.Series) -> tuple[np.ndarray, np.ndarray, pl.Series, np.ndarray | None]:
+    """Rows of ``col`` as runs of equal values: (start, end, value of each run, order). ``order`` is
+    None when each value forms one run (the usual layout: a question's rows together); otherwise
+    the rows must be taken in ``order`` (stable, by value) for the runs to be whole."""
+    runs = col.rle().struct.unnest()
+    if runs["value"].n_unique() != runs.height:
+        order = col.to_frame().with_row_index().sort(col.name, maintain_order=True)["index"].to_numpy()
+        runs = col.gather(order).rle().struct.unnest()
+    else:
+        order = None
+    ends = np.cumsum(runs["len"].to_numpy().astype(np.int64))
+    return ends - runs["len"].to_numpy(), ends, runs["value"], order
 
 
 def evaluate(
@@ -61,7 +125,8 @@ def evaluate(
     """Per-question values of ``measures``.
 
     ``qids`` is the set of questions to score (default: questions with both results and labels, as
-    trec_eval). A question in ``qids`` with no retrieved chunk scores 0.
+    trec_eval). A question in ``qids`` with no retrieved chunk scores 0. A chunk listed twice for one
+    question is an error (``ValueError``), as in trec_eval.
 
     >>> import polars as pl
     >>> run = pl.DataFrame({"qid": ["q1", "q1", "q1"], "chunk_id": ["c1", "c4", "c7"], "score": [3.0, 2.0, 1.0]})
@@ -69,174 +134,104 @@ def evaluate(
     >>> evaluate(run, qrels, ["R@3", "RR"]).to_dicts()
     [{'qid': 'q1', 'R@3': 1.0, 'RR': 0.5}]
     """
+    k = kernel()
     ms = _as_measures(measures)
-    run_df = retrieved.lazy().select("qid", "chunk_id", "score").collect()
+    run_df = retrieved.lazy().select("qid", "chunk_id", pl.col("score").cast(pl.Float64)).collect()
     qrels_df = qrels.lazy().select("qid", "chunk_id", pl.col("rel").cast(pl.Int64)).collect()
     wanted = None if qids is None else pl.Series("qid", list(qids), dtype=pl.String).unique()
-    # Runs list each question's chunks together. Then only the first qid of each block needs
-    # encoding, and its code is spread over the block — instead of hashing every row's qid.
-    block = run_df["qid"].rle_id()
-    starts = run_df["qid"].filter(block.diff().fill_null(1) != 0)
-    contiguous = starts.n_unique() == starts.len()
-    if contiguous:
-        sq, qq, qcats = _encode(starts, qrels_df["qid"], wanted)
-        rq = sq.gather(block)
-    else:
-        rq, qq, qcats = _encode(run_df["qid"], qrels_df["qid"], wanted)
-    rc, qc, _ = _encode(run_df["chunk_id"], qrels_df["chunk_id"])
-    run_c = pl.DataFrame({"q": rq, "c": rc, "score": run_df["score"]})
-    qrels_c = pl.DataFrame({"q": qq, "c": qc, "rel": qrels_df["rel"]})
-    if wanted is None:
-        q = run_c.select("q").unique().join(qrels_c.select("q").unique(), on="q", how="semi")
-    else:
-        q = pl.DataFrame({"q": wanted.cast(pl.Enum(qcats)).to_physical()})
-    run_c = run_c.join(q, on="q", how="semi")
 
-    levels = sorted({m.rel for m in ms if m.spec.binary} | {1})
-    need_full = any(m.cutoff is None for m in ms)
-    max_k = max((m.cutoff for m in ms if m.cutoff is not None), default=0)
+    # Each question's rows as one block (run files list them together; if not, they are gathered):
+    # only each block's qid needs encoding, and blocks are the kernel's unit of work.
+    starts, ends, run_q, run_order = _groups(run_df["qid"])
+    lab_starts, lab_ends, lab_q, lab_order = _groups(qrels_df["qid"])
+    if run_order is not None:
+        run_df = run_df[run_order]
+    if lab_order is not None:
+        qrels_df = qrels_df[lab_order]
+    extra = [] if wanted is None else [wanted]
+    (bq, lq, *wq), _, qnames = _codes(run_q, lab_q, *extra)
+    (c, lc), rank, _ = _codes(run_df["chunk_id"], qrels_df["chunk_id"])
 
-    # One exact integer key per (question, chunk): the join runs on a single u64 column.
-    key = (pl.col("q").cast(pl.UInt64) * (1 << 32) + pl.col("c").cast(pl.UInt64)).alias("key")
-    # Already in trec_eval's order (each question's block by score, then chunk id, descending)? Then
-    # the sort is skipped: the check is one vectorised pass, the sort the largest single cost.
-    same_q = pl.col("q") == pl.col("q").shift(-1)
-    in_order = (pl.col("score") > pl.col("score").shift(-1)) | (
-        (pl.col("score") == pl.col("score").shift(-1)) & (pl.col("c") > pl.col("c").shift(-1))
+    n_q = qnames.len()
+    bq = bq.astype(np.int64)
+    has_labels = np.zeros(n_q, dtype=bool)
+    has_labels[lq] = True
+    targets = bq[has_labels[bq]] if wanted is None else np.unique(wq[0].astype(np.int64))
+    chosen = np.zeros(n_q, dtype=bool)
+    chosen[targets] = True
+    pick = chosen[bq]
+    qstart = np.zeros(n_q, dtype=np.int64)
+    qend = np.zeros(n_q, dtype=np.int64)
+    qstart[lq], qend[lq] = lab_starts, lab_ends
+
+    score = run_df["score"].to_numpy()
+    c, score = _rank_order_within_ties(starts, ends, c, rank, score, k.MAX_TIE)
+    kind = np.array([k.KINDS[m.name] for m in ms], dtype=np.int64)
+    cut = np.array([m.cutoff or 0 for m in ms], dtype=np.int64)
+    lvl = np.array([m.rel if m.spec.binary else 1 for m in ms], dtype=np.int64)
+    values, dup = _score_parallel(
+        k, starts[pick], ends[pick], bq[pick], c, rank, score,
+        qstart, qend, lc, qrels_df["rel"].to_numpy(), kind, cut, lvl,
     )
-    ranked = _trec_order(run_c, contiguous, same_q, in_order).with_columns(
-        rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("q")
-    )
-    if not need_full:
-        ranked = ranked.filter(pl.col("rank") <= max_k)
-    num_rel = qrels_c.group_by("q").agg(
-        [(pl.col("rel") >= lvl).sum().cast(pl.Int64).alias(f"_nrel{lvl}") for lvl in levels]
-    )
-    # Joins keep the left (rank) order, so every sum adds in the same order on every run and equal
-    # inputs give bit-identical values however their rows were ordered.
-    rows = (
-        ranked.with_columns(key)
-        .join(qrels_c.select(key, "rel"), on="key", how="left", maintain_order="left")
-        .join(num_rel, on="q", how="left", maintain_order="left")
-    )
-    rows = rows.with_columns(
-        [(pl.col("rel").fill_null(0) >= lvl).alias(f"_isrel{lvl}") for lvl in levels]
-    ).with_columns(
-        [
-            pl.col(f"_isrel{lvl}").cast(pl.Int32).cum_sum().over("q").alias(f"_cum{lvl}")
-            for lvl in levels
-            if any(m.name == "AP" and m.rel == lvl for m in ms)
-        ]
-    )
-
-    rank_c = pl.col("rank")
-    rank_f = rank_c.cast(pl.Float64)
-    gain_lin = pl.col("rel").fill_null(0).clip(lower_bound=0).cast(pl.Float64)
-    gain_exp = (2.0 ** pl.col("rel").fill_null(0).clip(lower_bound=0).cast(pl.Float64)) - 1.0
-    disc = (rank_f + 1.0).log(2)
-
-    aggs: list[pl.Expr] = []
-    for m in ms:
-        name = str(m)
-        isrel = pl.col(f"_isrel{m.rel}")
-        nrel = pl.col(f"_nrel{m.rel}").first().fill_null(0)
-        within = isrel if m.cutoff is None else isrel & (rank_c <= m.cutoff)
-        if m.name == "P":
-            aggs.append((within.sum() / m.cutoff).alias(name))
-        elif m.name == "R":
-            aggs.append(_safe_div(within.sum(), nrel).alias(name))
-        elif m.name == "hit":
-            aggs.append(within.any().cast(pl.Float64).alias(name))
-        elif m.name == "RR":
-            aggs.append((1.0 / pl.when(within).then(rank_f).min()).fill_null(0.0).alias(name))
-        elif m.name == "AP":
-            prec = pl.col(f"_cum{m.rel}").cast(pl.Float64) / rank_f
-            aggs.append(_safe_div(pl.when(within).then(prec).otherwise(0.0).sum(), nrel).alias(name))
-        elif m.name == "Rprec":
-            aggs.append(_safe_div((isrel & (rank_c <= nrel)).sum(), nrel).alias(name))
-        elif m.name in ("nDCG", "nDCG_exp"):
-            gain = gain_lin if m.name == "nDCG" else gain_exp
-            dcg = gain / disc if m.cutoff is None else pl.when(rank_c <= m.cutoff).then(gain / disc).otherwise(0.0)
-            aggs.append(dcg.sum().alias(f"_dcg:{name}"))
-        elif m.name == "judged":
-            aggs.append(((pl.col("rel").is_not_null() & (rank_c <= m.cutoff)).sum() / m.cutoff).alias(name))
-        else:  # pragma: no cover - the registry and this switch are kept in step by tests
-            msg = f"no computation for measure {name}"
-            raise ValueError(msg)
-
-    per_q = rows.group_by("q").agg(aggs)
-    out = q.join(per_q, on="q", how="left")
-
-    ndcgs = [m for m in ms if m.name in ("nDCG", "nDCG_exp")]
-    if ndcgs:
-        ideal = (
-            qrels_c.filter(pl.col("rel") > 0)
-            .sort(["q", "rel"], descending=[False, True])
-            .with_columns(irank=pl.int_range(1, pl.len() + 1).over("q"))
+    if dup >= 0:
+        msg = (
+            f"chunk {run_df['chunk_id'][dup]!r} is listed twice for question {run_df['qid'][dup]!r}; "
+            "each chunk may appear once per ranked list"
         )
-        idisc = (pl.col("irank").cast(pl.Float64) + 1.0).log(2)
-        iaggs = []
-        for m in ndcgs:
-            g = pl.col("rel").cast(pl.Float64)
-            if m.name == "nDCG_exp":
-                g = 2.0**g - 1.0
-            term = g / idisc if m.cutoff is None else pl.when(pl.col("irank") <= m.cutoff).then(g / idisc).otherwise(0.0)
-            iaggs.append(term.sum().alias(f"_idcg:{m}"))
-        out = out.join(ideal.group_by("q").agg(iaggs), on="q", how="left")
-        out = out.with_columns(
-            [
-                pl.when(pl.col(f"_idcg:{m}") > 0)
-                .then(pl.col(f"_dcg:{m}").fill_null(0.0) / pl.col(f"_idcg:{m}"))
-                .otherwise(0.0)
-                .alias(str(m))
-                for m in ndcgs
-            ]
-        )
+        raise ValueError(msg)
+
+    # Every target question gets a row; one with no retrieved chunk scores 0 on everything.
+    full = np.zeros((n_q, len(ms)))
+    full[bq[pick]] = values
     cols = [str(m) for m in ms]
-    # Codes are numbered in byte order of the qids, so sorting by code sorts by qid.
-    out = out.sort("q")
-    return out.select(
-        pl.Series("qid", qcats.gather(out["q"]), dtype=pl.String),
-        *[pl.col(c).cast(pl.Float64).fill_null(0.0) for c in cols],
+    out = pl.DataFrame(
+        {"qid": qnames.gather(pl.Series(targets)), **{c: full[targets, j] for j, c in enumerate(cols)}},
+        schema={"qid": pl.String, **dict.fromkeys(cols, pl.Float64)},
     )
+    return out.sort("qid")
 
 
-def _trec_order(run_c: pl.DataFrame, contiguous: bool, same_q: pl.Expr, in_order: pl.Expr) -> pl.DataFrame:
-    """Rows in trec_eval's order: each question's rows by score, then chunk id, descending.
-
-    A run file is normally written in rank order already; then only tied scores can be out of
-    trec_eval's order, and only those rows are sorted and put back where the tie sits. Anything
-    else gets the full sort.
-    """
-    if not contiguous:
-        return run_c.sort(["q", "score", "c"], descending=[False, True, True])
-    tie = (
-        (pl.col("q") == pl.col("q").shift(1)) & (pl.col("score") == pl.col("score").shift(1))
-    ).fill_null(False) | (same_q & (pl.col("score") == pl.col("score").shift(-1))).fill_null(False)
-    # One pass, three answers: already in order? in score order? how many rows share a score?
-    ok, by_score, ties = run_c.select(
-        (~same_q.fill_null(False) | in_order.fill_null(True)).all().alias("ok"),
-        (~same_q.fill_null(False) | (pl.col("score") >= pl.col("score").shift(-1)).fill_null(True)).all().alias("by_score"),
-        tie.sum().alias("ties"),
-    ).row(0)
-    if ok:
-        return run_c
-    if not by_score or ties > run_c.height // 5:
-        # Not in rank order, or so many tied rows that a plain sort is cheaper than fixing them.
-        return run_c.sort(["q", "score", "c"], descending=[False, True, True])
-    # In score order within each question: fix the order inside groups of equal scores only.
-    idx = run_c.with_row_index("_i").filter(tie)
-    # Tied rows keep their slots; within each group of equal scores (contiguous in the file) the
-    # chunk ids are re-dealt in descending order. Groups are ordered by where they sit in the file,
-    # not by qid, so blocks in any order go back where they came from.
-    fixed = idx.with_columns(start=pl.col("_i").min().over(["q", "score"])).sort(
-        ["start", "c"], descending=[False, True]
+def _rank_order_within_ties(
+    starts: np.ndarray, ends: np.ndarray, c: np.ndarray, rank: np.ndarray, score: np.ndarray, max_tie: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows such that each block is in score order with no tie group over ``max_tie`` rows — the
+    kernel then only re-orders inside small tie groups. A run written in rank order passes as it is
+    (the check is a few vectorised passes); any other is sorted trec_eval's way here, once."""
+    n = score.shape[0]
+    if n == 0:
+        return c, score
+    first = np.zeros(n, dtype=bool)
+    first[starts] = True
+    rising = (score[1:] > score[:-1]) & ~first[1:]
+    if not rising.any():
+        group = first.copy()
+        group[1:] |= score[1:] != score[:-1]
+        bounds = np.flatnonzero(group)
+        if int(np.diff(np.append(bounds, n)).max()) <= max_tie:
+            return c, score
+    block = np.repeat(np.arange(starts.shape[0]), ends - starts)
+    order = (
+        pl.DataFrame({"b": block, "s": score, "r": rank[c]})
+        .with_row_index()
+        .sort(["b", "s", "r"], descending=[False, True, True])["index"]
+        .to_numpy()
     )
-    return run_c.with_columns(c=run_c["c"].scatter(fixed["_i"].sort(), fixed["c"]))
+    return c[order], score[order]
 
 
-def _safe_div(num: pl.Expr, den: pl.Expr) -> pl.Expr:
-    return pl.when(den > 0).then(num.cast(pl.Float64) / den.cast(pl.Float64)).otherwise(0.0)
+def _score_parallel(k: ModuleType, start: np.ndarray, end: np.ndarray, bq: np.ndarray, *rest: object) -> tuple[np.ndarray, int]:
+    """Run the kernel over the blocks split into one part per core, on threads (it releases the
+    interpreter lock). Returns the values in block order and the first duplicate row, or -1."""
+    rows = int((end - start).sum())
+    parts = max(1, min(os.cpu_count() or 1, rows // 250_000))
+    bounds = np.linspace(0, bq.shape[0], parts + 1).astype(np.int64)
+    pieces = [(start[a:b], end[a:b], bq[a:b]) for a, b in itertools.pairwise(bounds)]
+    if parts == 1:
+        return k.score_blocks(start, end, bq, *rest)
+    with ThreadPoolExecutor(parts) as pool:
+        done = list(pool.map(lambda p: k.score_blocks(*p, *rest), pieces))
+    dups = [d for _, d in done if d >= 0]
+    return np.concatenate([v for v, _ in done]), min(dups, default=-1)
 
 
 def straddling_ties(retrieved: pl.DataFrame, qrels: pl.DataFrame, cutoffs: Iterable[int]) -> pl.DataFrame:

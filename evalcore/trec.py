@@ -18,11 +18,12 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from evalcore.errors import InputError, Problems
 from evalcore.measures import Measure
-from evalcore.retrieval import evaluate
+from evalcore.retrieval import categorical, evaluate, preload
 
 MIN_GEO_MEAN = 0.00001
 DEFAULT_CUTS = {
@@ -45,32 +46,35 @@ INTEGER = {"num_q", "num_ret", "num_rel", "num_rel_ret"}
 
 @dataclass(frozen=True)
 class TrecFiles:
+    """The two files, as frames. ``chunk_id`` is categorical in both, sharing one mapping, so joins
+    and :func:`~evalcore.retrieval.evaluate` work on integer codes; its values are the docnos."""
+
     qrels: pl.DataFrame  # qid, chunk_id, rel
     run: pl.DataFrame  # qid, chunk_id, score
     runid: str
 
 
-_FAST: dict[str, tuple[list[int], list[str], dict[str, pl.DataType | type[pl.DataType]]]] = {
-    # kind: (columns read, their names, typed columns). The last column is always read, so a short
-    # line shows up as a null; a long line (or a doubled space) makes the CSV reader refuse the file.
-    "qrels": ([0, 2, 3], ["qid", "chunk_id", "rel"], {"column_3": pl.Int64}),
-    "run": ([0, 2, 4, 5], ["qid", "chunk_id", "score", "tag"], {"column_4": pl.Float64}),
+_FAST: dict[str, tuple[list[int], list[str], dict[str, pl.DataType | type[pl.DataType]], int]] = {
+    # kind: (columns read, their names, typed columns, fields per line).
+    "qrels": ([0, 2, 3], ["qid", "chunk_id", "rel"], {"column_3": pl.Int64}, 4),
+    "run": ([0, 2, 4], ["qid", "chunk_id", "score"], {"column_4": pl.Float64}, 6),
 }
 
 
-def _fast_read(path: Path, kind: str) -> pl.DataFrame | None:
-    """Read a well-formed TREC file with polars' CSV reader and check it vectorised.
+def _fast_read(path: Path, kind: str) -> tuple[pl.DataFrame, str] | None:
+    """Read a well-formed TREC file with polars' CSV reader and check it vectorised. Returns the
+    frame and the first line's last field (a run's tag).
 
-    Returns None at the first sign of anything unusual — tabs, runs of spaces, a short or long line,
-    a non-numeric or non-finite value, a possible duplicate — and the caller takes the general path,
+    Returns None at the first sign of anything unusual — tabs, carriage returns, runs of spaces, a
+    short or long line, a non-numeric or non-finite value — and the caller takes the general path,
     which reports every problem with its line number. A clean file never needs that path.
     """
-    cols, names, types = _FAST[kind]
+    cols, names, types, n_fields = _FAST[kind]
     try:
         data = path.read_bytes()
         # A tab can hide a field from the space-separated reader ("1\tQ0  d" is still 6 fields),
         # so any tab sends the file to the general path, which splits on all white space.
-        if b"\t" in data:
+        if b"\t" in data or b"\r" in data:
             return None
         df = pl.read_csv(
             data, has_header=False, separator=" ", quote_char=None, columns=cols,
@@ -80,16 +84,28 @@ def _fast_read(path: Path, kind: str) -> pl.DataFrame | None:
         return None
     if df.height == 0 or df.width != len(names):
         return None
+    # The reader refuses a line with too many fields (a doubled or trailing space makes one), so
+    # exactly n-1 spaces per line means no line is short either.
+    if data.count(b" ") != (n_fields - 1) * df.height:
+        return None
     df.columns = names
     if df.null_count().sum_horizontal().item() > 0:
         return None
     if kind == "run" and not df["score"].is_finite().all():
         return None
-    # A duplicate pair always hashes equal, so as many distinct hashes as rows proves there is none;
-    # fewer (a duplicate, or a rare hash collision) sends the file to the exact check.
-    if df.select(pl.struct("qid", "chunk_id").hash().n_unique()).item() != df.height:
-        return None
-    return df
+    last = data[: data.find(b"\n")].split(b" ")[-1].decode("utf-8", "replace")
+    return df, last
+
+
+def _has_duplicates(df: pl.DataFrame, codes: np.ndarray) -> bool:
+    """Does a (qid, chunk) pair repeat? One pass over each question's rows, in the compiled kernel."""
+    from evalcore.retrieval import _groups, kernel
+
+    start, end, _, order = _groups(df["qid"])
+    if order is not None:
+        codes = codes[order]
+    n = int(codes.max()) + 1 if codes.size else 0
+    return bool(kernel().first_repeat(start, end, codes, n) >= 0)
 
 
 def _split_lines(path: Path, n_fields: int, names: list[str], what: str, example: str, problems: Problems) -> pl.DataFrame:
@@ -126,9 +142,15 @@ def read_trec(qrels_path: str | Path, run_path: str | Path) -> TrecFiles:
     Raises :class:`InputError` naming the file and line of every problem.
     """
     qp, rp = Path(qrels_path), Path(run_path)
+    preload()  # the compiled kernel loads while the files are parsed
     fast_q, fast_r = _fast_read(qp, "qrels"), _fast_read(rp, "run")
     if fast_q is not None and fast_r is not None:
-        return TrecFiles(qrels=fast_q.drop(), run=fast_r.drop("tag"), runid=fast_r["tag"][0])
+        (q, _), (r, runid) = fast_q, fast_r
+        rc, qc = categorical(r["chunk_id"], q["chunk_id"])
+        q, r = q.with_columns(chunk_id=qc), r.with_columns(chunk_id=rc)
+        # Duplicates are rare: when the quick check sees one, the general path names its lines.
+        if not _has_duplicates(q, qc.to_physical().to_numpy()) and not _has_duplicates(r, rc.to_physical().to_numpy()):
+            return TrecFiles(qrels=q, run=r, runid=runid)
     problems = Problems()
     q = _split_lines(qp, 4, ["qid", "iter", "chunk_id", "rel"], "qrels", "'qid iter docno rel'", problems)
     r = _split_lines(rp, 6, ["qid", "q0", "chunk_id", "rank", "score", "tag"], "run", "'qid Q0 docno rank score tag'", problems)
@@ -154,9 +176,10 @@ def read_trec(qrels_path: str | Path, run_path: str | Path) -> TrecFiles:
     if problems.errors:
         raise InputError(problems.errors)
     runid = r["tag"][0] if r.height else ""
+    rc, qc = categorical(r["chunk_id"], q["chunk_id"])
     return TrecFiles(
-        qrels=q.select("qid", "chunk_id", rel="rel_n"),
-        run=r.select("qid", "chunk_id", score="score_n"),
+        qrels=q.select("qid", chunk_id=qc, rel="rel_n"),
+        run=r.select("qid", chunk_id=rc, score="score_n"),
         runid=runid,
     )
 

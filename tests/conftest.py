@@ -8,6 +8,15 @@ import pytest
 from helpers import SAMPLE
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile the retrieval kernel once, up front: on a fresh machine numba needs several seconds,
+    which would otherwise land inside whichever test (or dashboard server) first scores a run. The
+    compiled code is cached on disk, so servers started by the browser tests load it."""
+    from evalcore.retrieval import kernel
+
+    kernel()
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAGTRIAGE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))

@@ -135,46 +135,44 @@ def test_recall_is_monotone_in_k(run: list[tuple[str, float]], rel: dict[str, in
 
 
 @settings(max_examples=80, deadline=None)
-@given(runs=st.lists(rankings, min_size=1, max_size=4), seed=st.integers(0, 1000))
-def test_fixing_only_tie_groups_equals_the_full_sort(runs: list[list[tuple[str, float]]], seed: int) -> None:
-    """Files in rank order with ties in any order take the partial path; it must equal the full sort."""
-    from evalcore.retrieval import _trec_order
-
+@given(runs=st.lists(rankings, min_size=1, max_size=4), seed=st.integers(0, 1000), layout=st.sampled_from(["ranked", "shuffled", "split"]))
+def test_row_order_in_the_file_never_changes_a_value(runs: list[list[tuple[str, float]]], seed: int, layout: str) -> None:
+    """Rank order with ties in any order (the usual file), rows in any order, and a question's rows
+    split over the file all give exactly the values of the file sorted trec_eval's way."""
     rnd = random.Random(seed)
-    codes = list(range(len(runs)))
-    rnd.shuffle(codes)  # question blocks in the file need not be in qid order
     rows = []
-    for qi, run in zip(codes, runs, strict=True):
-        for cid, score in sorted(run, key=lambda t: (-t[1], rnd.random())):
-            rows.append((qi, int(cid[1:]), score))
-    df = pl.DataFrame(rows, schema={"q": pl.UInt32, "c": pl.UInt32, "score": pl.Float64}, orient="row")
-    same_q = pl.col("q") == pl.col("q").shift(-1)
-    in_order = (pl.col("score") > pl.col("score").shift(-1)) | (
-        (pl.col("score") == pl.col("score").shift(-1)) & (pl.col("c") > pl.col("c").shift(-1))
+    for qi, run in enumerate(runs):
+        rows += [(f"q{qi}", cid, score) for cid, score in sorted(run, key=lambda t: (-t[1], rnd.random()))]
+    if layout == "shuffled":
+        rnd.shuffle(rows)
+    elif layout == "split":  # each question's second half after every question's first half
+        halves = [[r for r in rows if r[0] == f"q{qi}"] for qi in range(len(runs))]
+        rows = [r for h in halves for r in h[: len(h) // 2]] + [r for h in halves for r in h[len(h) // 2 :]]
+    df = pl.DataFrame(rows, schema={"qid": pl.String, "chunk_id": pl.String, "score": pl.Float64}, orient="row")
+    labels = pl.DataFrame(
+        [(f"q{qi}", cid, (qi + int(cid[1:])) % 3) for qi, run in enumerate(runs) for cid, _ in run],
+        schema={"qid": pl.String, "chunk_id": pl.String, "rel": pl.Int64}, orient="row",
     )
-    def ranking(frame: pl.DataFrame) -> pl.DataFrame:
-        return frame.with_columns(rank=pl.int_range(pl.len()).over("q")).sort("q", "rank")
-
-    # Few ties take the in-place path, many the plain sort: both must give trec_eval's order.
-    got = _trec_order(df, True, same_q, in_order)
-    assert ranking(got).equals(ranking(df.sort(["q", "score", "c"], descending=[False, True, True])))
+    qids = [f"q{qi}" for qi in range(len(runs))]
+    canonical = df.sort(["qid", "score", "chunk_id"], descending=[False, True, True])
+    assert evaluate(df, labels, ALL, qids=qids).equals(evaluate(canonical, labels, ALL, qids=qids))
 
 
-def test_few_ties_are_fixed_in_place_with_blocks_in_any_order() -> None:
-    from evalcore.retrieval import _trec_order
+def test_long_rankings_far_out_of_order_are_sorted_fully() -> None:
+    """A ranking written bottom-up (or with one huge tie) is too disordered for the cheap in-place
+    pass; the full sort must give the same values as the ranking written top-down."""
+    n = 500
+    top_down = [(f"d{i:03d}", float(n - i) if i % 50 else 1.0) for i in range(n)]
+    labels = {"q": {f"d{i:03d}": i % 4 for i in range(0, n, 7)}}
+    expected = evaluate(*frames({"q": top_down}, labels), ALL, qids=["q"])
+    assert evaluate(*frames({"q": top_down[::-1]}, labels), ALL, qids=["q"]).equals(expected)
+    one_tie = [(c, 1.0) for c, _ in top_down]
+    tied = evaluate(*frames({"q": one_tie[::-1]}, labels), ALL, qids=["q"])
+    # All tied: trec_eval ranks by chunk id descending, so d499 first.
+    assert tied.equals(evaluate(*frames({"q": sorted(one_tie, reverse=True)}, labels), ALL, qids=["q"]))
+    assert tied["RR"][0] == 1 / (n - max(i for i in range(0, n, 7) if i % 4 >= 1))
 
-    rnd = random.Random(0)
-    rows = []
-    for q in (7, 2, 9, 0):  # blocks not in code order
-        items = [(q, c, float(c)) for c in range(40)] + [(q, 100, 12.5), (q, 101, 12.5), (q, 102, 12.5)]
-        rows += sorted(items, key=lambda t: (-t[2], rnd.random()))
-    df = pl.DataFrame(rows, schema={"q": pl.UInt32, "c": pl.UInt32, "score": pl.Float64}, orient="row")
-    same_q = pl.col("q") == pl.col("q").shift(-1)
-    in_order = (pl.col("score") > pl.col("score").shift(-1)) | (
-        (pl.col("score") == pl.col("score").shift(-1)) & (pl.col("c") > pl.col("c").shift(-1))
-    )
-    got = _trec_order(df, True, same_q, in_order)
-    assert got["q"].to_list() == df["q"].to_list(), "blocks stay where they are (no full sort)"
-    rank = pl.int_range(pl.len()).over("q")
-    expected = df.sort(["q", "score", "c"], descending=[False, True, True]).with_columns(rank=rank).sort("q", "rank")
-    assert got.with_columns(rank=rank).sort("q", "rank").equals(expected)
+
+def test_a_chunk_listed_twice_for_one_question_is_an_error() -> None:
+    with pytest.raises(ValueError, match="chunk 'c1' is listed twice for question 'q2'"):
+        evaluate(*frames({"q1": [("c1", 1.0)], "q2": [("c1", 2.0), ("c2", 1.5), ("c1", 1.0)]}, {"q2": {"c1": 1}}), ["P@5"])
