@@ -218,9 +218,27 @@ def first_repeat(start: np.ndarray, end: np.ndarray, c: np.ndarray, n_codes: int
     return -1
 
 
+@njit(cache=True, nogil=True)
+def nearly_ranked(start: np.ndarray, end: np.ndarray, s: np.ndarray, max_tie: int) -> bool:
+    """Is every block in score order, with no run of equal scores longer than ``max_tie``?"""
+    for b in range(start.shape[0]):
+        run = 1
+        for i in range(start[b] + 1, end[b]):
+            if s[i] > s[i - 1]:
+                return False
+            if s[i] == s[i - 1]:
+                run += 1
+                if run > max_tie:
+                    return False
+            else:
+                run = 1
+    return True
+
+
 def warm_up() -> None:
     """Load the compiled code (numba's cache, or a compile on the first run after an install)."""
     one = np.zeros(1, np.int64)
     code = np.zeros(1, np.uint32)  # chunk codes come as polars' categorical codes
     score_blocks(one, one + 1, one, code, one, np.zeros(1), one, one + 1, code, one, one + NDCG, one + 1, one + 1)
     first_repeat(one, one + 1, code, 1)
+    nearly_ranked(one, one + 1, np.zeros(1), MAX_TIE)

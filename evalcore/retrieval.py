@@ -150,7 +150,7 @@ def evaluate(
         qrels_df = qrels_df[lab_order]
     extra = [] if wanted is None else [wanted]
     (bq, lq, *wq), _, qnames = _codes(run_q, lab_q, *extra)
-    (c, lc), rank, _ = _codes(run_df["chunk_id"], qrels_df["chunk_id"])
+    (c, lc), rank, cnames = _codes(run_df["chunk_id"], qrels_df["chunk_id"])
 
     n_q = qnames.len()
     bq = bq.astype(np.int64)
@@ -174,10 +174,8 @@ def evaluate(
         qstart, qend, lc, qrels_df["rel"].to_numpy(), kind, cut, lvl,
     )
     if dup >= 0:
-        msg = (
-            f"chunk {run_df['chunk_id'][dup]!r} is listed twice for question {run_df['qid'][dup]!r}; "
-            "each chunk may appear once per ranked list"
-        )
+        qid = qnames[int(bq[np.searchsorted(ends, dup, side="right")])]
+        msg = f"chunk {cnames[int(c[dup])]!r} is listed twice for question {qid!r}; each chunk may appear once per ranked list"
         raise ValueError(msg)
 
     # Every target question gets a row; one with no retrieved chunk scores 0 on everything.
@@ -196,19 +194,9 @@ def _rank_order_within_ties(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Rows such that each block is in score order with no tie group over ``max_tie`` rows — the
     kernel then only re-orders inside small tie groups. A run written in rank order passes as it is
-    (the check is a few vectorised passes); any other is sorted trec_eval's way here, once."""
-    n = score.shape[0]
-    if n == 0:
+    (the check is one compiled pass); any other is sorted trec_eval's way here, once."""
+    if kernel().nearly_ranked(starts, ends, score, max_tie):
         return c, score
-    first = np.zeros(n, dtype=bool)
-    first[starts] = True
-    rising = (score[1:] > score[:-1]) & ~first[1:]
-    if not rising.any():
-        group = first.copy()
-        group[1:] |= score[1:] != score[:-1]
-        bounds = np.flatnonzero(group)
-        if int(np.diff(np.append(bounds, n)).max()) <= max_tie:
-            return c, score
     block = np.repeat(np.arange(starts.shape[0]), ends - starts)
     order = (
         pl.DataFrame({"b": block, "s": score, "r": rank[c]})

@@ -176,3 +176,6 @@ def test_long_rankings_far_out_of_order_are_sorted_fully() -> None:
 def test_a_chunk_listed_twice_for_one_question_is_an_error() -> None:
     with pytest.raises(ValueError, match="chunk 'c1' is listed twice for question 'q2'"):
         evaluate(*frames({"q1": [("c1", 1.0)], "q2": [("c1", 2.0), ("c2", 1.5), ("c1", 1.0)]}, {"q2": {"c1": 1}}), ["P@5"])
+    # Also when the file is out of rank order (so the rows are re-sorted before the check).
+    with pytest.raises(ValueError, match="chunk 'c9' is listed twice for question 'q1'"):
+        evaluate(*frames({"q0": [("c1", 1.0)], "q1": [("c9", 1.0), ("c2", 3.0), ("c9", 2.0)]}, {"q1": {"c2": 1}}), ["P@5"])
