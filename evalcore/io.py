@@ -10,7 +10,6 @@ ones that did not, so one broken file cannot take the others down.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -23,12 +22,11 @@ from typing import Any
 import polars as pl
 from pydantic import ValidationError
 
+from evalcore.cache import file_key, read_frames, write_frames
 from evalcore.errors import InputError, Problem, Problems, short
 from evalcore.jsonl import field_path, iter_jsonl, loads_strict, validate_line
 from evalcore.schema import ResultRecord, RunManifest
 from evalcore.testset import TestSet, read_testset
-
-CACHE_VERSION = "3"
 
 RESULTS_SCHEMA: dict[str, Any] = {
     "qid": pl.String,
@@ -125,44 +123,17 @@ class LoadResult:
 # --------------------------------------------------------------------------- cache
 
 
-def cache_dir() -> Path:
-    """Where converted JSONL runs are cached: ``$RAGTRIAGE_CACHE_DIR`` or ``~/.cache/ragtriage``."""
-    env = os.environ.get("RAGTRIAGE_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ragtriage"
-
-
-def _cache_key(path: Path) -> str:
-    st = path.stat()
-    raw = f"{path.resolve()}|{st.st_mtime_ns}|{st.st_size}|{CACHE_VERSION}"
-    return hashlib.sha256(raw.encode()).hexdigest()[:32]
-
-
 _FRAMES = ("results", "retrieved", "claims", "external")
 
 
 def _cache_read(path: Path) -> dict[str, pl.DataFrame] | None:
-    try:
-        folder = cache_dir() / _cache_key(path)
-        if not (folder / "complete").exists():
-            return None
-        return {name: pl.read_parquet(folder / f"{name}.parquet") for name in _FRAMES}
-    except (OSError, pl.exceptions.PolarsError):
-        return None
+    """A results file's validated, flattened frames, if cached (see :mod:`evalcore.cache`)."""
+    hit = read_frames(path, "results", _FRAMES)
+    return None if hit is None else hit[0]
 
 
 def _cache_write(path: Path, frames: dict[str, pl.DataFrame]) -> None:
-    # The cache is an optimisation: a read-only or full disk must never fail a load.
-    try:
-        folder = cache_dir() / _cache_key(path)
-        folder.mkdir(parents=True, exist_ok=True)
-        for name in _FRAMES:
-            frames[name].write_parquet(folder / f"{name}.parquet")
-        (folder / "complete").write_text("")
-    except OSError:
-        pass
+    write_frames(path, "results", frames)
 
 
 # --------------------------------------------------------------------------- results
@@ -225,9 +196,6 @@ def _frames_from_records(records: list[tuple[int, ResultRecord]]) -> dict[str, p
 
 
 def _read_results_jsonl(path: Path, problems: Problems) -> dict[str, pl.DataFrame] | None:
-    cached = _cache_read(path)
-    if cached is not None:
-        return cached
     before = len(problems.errors)
     records: list[tuple[int, ResultRecord]] = []
     for lineno, obj in iter_jsonl(path, problems, what="result record"):
@@ -236,9 +204,7 @@ def _read_results_jsonl(path: Path, problems: Problems) -> dict[str, pl.DataFram
             records.append((lineno, rec))
     if len(problems.errors) > before:
         return None
-    frames = _frames_from_records(records)
-    _cache_write(path, frames)
-    return frames
+    return _frames_from_records(records)
 
 
 def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFrame] | None:
@@ -275,8 +241,8 @@ def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFr
     return _frames_from_records(records)
 
 
-def _check_results(run_path: Path, frames: dict[str, pl.DataFrame], testset: TestSet, problems: Problems) -> None:
-    """Cross-record checks, vectorised: duplicate qids and chunk ids, qids unknown to the test set."""
+def _check_records(run_path: Path, frames: dict[str, pl.DataFrame], problems: Problems) -> None:
+    """Cross-record checks of the file alone, vectorised: duplicate qids and chunk ids."""
     results = frames["results"]
     dup = (
         results.with_columns(first=pl.col("line").min().over("qid"))
@@ -305,6 +271,10 @@ def _check_results(run_path: Path, frames: dict[str, pl.DataFrame], testset: Tes
             expected="each chunk once per ranked list",
             hint="deduplicate before writing (trec_eval refuses duplicates too; they are never collapsed silently)",
         )
+
+
+def _check_against_testset(run_path: Path, results: pl.DataFrame, testset: TestSet, problems: Problems) -> None:
+    """Every qid is in the test set; questions of the test set without a result are noted."""
     unknown = results.join(testset.cases.select("qid"), on="qid", how="anti").head(50)
     for row in unknown.iter_rows(named=True):
         problems.error(
@@ -425,19 +395,23 @@ def _read_run_body(
     if jsonl.exists() and parquet.exists():
         problems.error(folder, "both results.jsonl and results.parquet exist", hint="keep one of them")
         return None
-    source_key = _cache_key(parquet if parquet.exists() else jsonl) if (parquet.exists() or jsonl.exists()) else None
-    if parquet.exists():
-        frames = _read_results_parquet(parquet, problems)
-        results_path = parquet
-    elif jsonl.exists():
-        frames = _read_results_jsonl(jsonl, problems)
-        results_path = jsonl
-    else:
+    source_key = file_key(parquet if parquet.exists() else jsonl) if (parquet.exists() or jsonl.exists()) else None
+    if not (parquet.exists() or jsonl.exists()):
         problems.error(folder, "no results.jsonl or results.parquet in the run folder", hint="write one with RunWriter")
         return None
+    results_path = parquet if parquet.exists() else jsonl
+    # A file that read cleanly before and has not changed since comes from the cache, checked.
+    frames = _cache_read(results_path)
     if frames is None:
-        return None
-    _check_results(results_path, frames, ts, problems)
+        read = _read_results_parquet if results_path == parquet else _read_results_jsonl
+        frames = read(results_path, problems)
+        if frames is None:
+            return None
+        errors = len(problems.errors)
+        _check_records(results_path, frames, problems)
+        if len(problems.errors) == errors:
+            _cache_write(results_path, frames)
+    _check_against_testset(results_path, frames["results"], ts, problems)
     if len(problems.errors) > before:
         return None
     return Run(

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import polars as pl
 
+from evalcore.cache import cache_dir
 from evalcore.generation import generation_scores
-from evalcore.io import Run, cache_dir
+from evalcore.io import Run
 from evalcore.measures import DEFAULT_MEASURES, Measure, parse_measures
 from evalcore.retrieval import evaluate
 from evalcore.stats import SMALL_SLICE, bootstrap_ci

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
+from evalcore.cache import read_frames, write_frames
 from evalcore.errors import InputError, Problems
 from evalcore.jsonl import iter_jsonl, validate_line
 from evalcore.schema import TestCase
@@ -79,7 +80,12 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
     path = Path(path)
     own = problems is None
     problems = Problems() if problems is None else problems
+    hit = read_frames(path, "testset", _FRAMES) if path.is_file() else None
+    if hit is not None:  # parsed cleanly before, and unchanged since (path, mtime and size)
+        frames, meta = hit
+        return TestSet(path=path, sha256=meta["sha256"], **frames)
     before = len(problems.errors)
+    noted = len(problems)
     cases: list[dict[str, object]] = []
     qrels: list[tuple[str, str, int]] = []
     tags: list[tuple[str, str, str]] = []
@@ -137,7 +143,7 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
         if own:
             raise InputError(problems.errors)
         return None
-    return TestSet(
+    ts = TestSet(
         path=path,
         sha256=file_sha256(path),
         cases=pl.DataFrame(cases, schema=CASES_SCHEMA),
@@ -145,3 +151,9 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
         tags=pl.DataFrame(tags, schema=TAGS_SCHEMA, orient="row"),
         evidence=pl.DataFrame(evidence, schema=EVIDENCE_SCHEMA),
     )
+    if len(problems) == noted:  # only a clean parse is cached: warnings must show every time
+        write_frames(path, "testset", {n: getattr(ts, n) for n in _FRAMES}, {"sha256": ts.sha256})
+    return ts
+
+
+_FRAMES = ("cases", "qrels", "tags", "evidence")

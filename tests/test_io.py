@@ -140,16 +140,27 @@ def test_validate_command_exit_codes(runs_copy: Path, capsys: pytest.CaptureFixt
 def test_jsonl_is_converted_once_then_read_from_cache(runs_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import evalcore.io as io
 
-    load_runs(runs_copy)
+    first = load_runs(runs_copy)
     calls = []
-    monkeypatch.setattr(io, "_frames_from_records", lambda recs: calls.append(1) or None)
+    convert = io._frames_from_records
+    monkeypatch.setattr(io, "_frames_from_records", lambda recs: calls.append(1) or convert(recs))
     lr = load_runs(runs_copy)
     assert calls == [] and len(lr.runs) == 4
-    # Touching a file invalidates its cache entry.
+    assert all(lr.runs[r].retrieved.equals(first.runs[r].retrieved) for r in lr.runs)
+    # Touching a file invalidates its cache entry: that file (only) is converted again.
     p = runs_copy / BASE / "results.jsonl"
     p.write_bytes(p.read_bytes() + b"\n")
-    with pytest.raises(TypeError):
-        load_runs(runs_copy)
+    assert len(load_runs(runs_copy).runs) == 4 and calls == [1]
+
+
+def test_a_file_with_errors_is_never_cached(runs_copy: Path) -> None:
+    """Errors must show on every load, not only the first."""
+    p = runs_copy / BASE / "results.jsonl"
+    lines = p.read_text().splitlines()
+    p.write_text("\n".join([*lines, lines[0]]) + "\n")  # a duplicate qid
+    for _ in range(2):
+        lr = load_runs(runs_copy)
+        assert BASE not in lr.runs and any("duplicate qid" in e.message for e in lr.errors)
 
 
 def test_parquet_results_load_like_jsonl(tmp_path: Path, runs_copy: Path) -> None:
@@ -211,3 +222,18 @@ def test_broken_parquet_gets_row_and_field_errors(tmp_path: Path, runs_copy: Pat
     assert p.path.endswith("results.parquet") and p.line == 3 and p.field == "retrieved[0].score"
     assert "finite" in str(p)
     assert folder.name not in lr.runs
+
+
+def test_test_set_is_parsed_once_and_an_edit_is_seen(runs_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import evalcore.testset as tsmod
+
+    path = runs_copy / "testset.jsonl"
+    first = read_testset(path)
+    monkeypatch.setattr(tsmod, "validate_line", lambda *a, **k: pytest.fail("parsed again"))
+    again = read_testset(path)
+    assert again.sha256 == first.sha256 and again.cases.equals(first.cases) and again.qrels.equals(first.qrels)
+    monkeypatch.undo()
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[1:]) + "\n")  # drop the first question
+    edited = read_testset(path)
+    assert edited.cases.height == first.cases.height - 1 and edited.sha256 != first.sha256
