@@ -8,10 +8,12 @@ optimisation only: an unreadable, read-only or full cache directory never fails 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +73,34 @@ def write_frames(source: Path, kind: str, frames: dict[str, pl.DataFrame], meta:
         os.replace(tmp, folder / "meta.json")
     except (OSError, pl.exceptions.PolarsError):
         pass
+
+
+@functools.cache
+def code_version() -> str:
+    """A hash of evalcore's own source: a cached result computed by other code is never served."""
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def cached_frame(kind: str, key: str, compute: Callable[[], pl.DataFrame]) -> pl.DataFrame:
+    """``compute()``, kept on disk under ``key`` (which must name every input of the result, and
+    :func:`code_version`), so a fresh process does not redo it."""
+    path = cache_dir() / kind / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.arrow"
+    try:
+        return _map_ipc(path)
+    except (OSError, ValueError, pl.exceptions.PolarsError):
+        pass
+    out = compute()
+    try:  # an optimisation only: a read-only or full disk must not fail the computation
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        out.write_ipc(tmp, compression="uncompressed", compat_level=pl.CompatLevel.newest())
+        os.replace(tmp, path)
+    except (OSError, pl.exceptions.PolarsError):
+        pass
+    return out
 
 
 def _map_ipc(path: Path) -> pl.DataFrame:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from evalcore.cache import cached_frame, code_version
 from evalcore.io import Run
 from evalcore.measures import DEFAULT_MEASURES, Measure
 from evalcore.metrics import metric_info
@@ -37,9 +38,20 @@ class Comparison:
 
     def by_slice(self, tag: str, *, metrics: Sequence[str] | None = None, permutations: int = 10_000) -> pl.DataFrame:
         """The summary per value of ``tag``, Holm-corrected across every (slice, metric) tested."""
-        slices = slice_frame(self.baseline.testset, tag)
-        joined = slices.join(self.per_question, on="qid", how="inner")
-        return _summarise(joined, list(metrics or self.metrics), group="slice", permutations=permutations)
+        chosen = list(metrics or self.metrics)
+
+        def compute() -> pl.DataFrame:
+            slices = slice_frame(self.baseline.testset, tag)
+            joined = slices.join(self.per_question, on="qid", how="inner")
+            return _summarise(joined, chosen, group="slice", permutations=permutations)
+
+        b, c = self.baseline, self.candidate
+        if b.source_key is None or c.source_key is None:
+            return compute()
+        # Ten thousand permutations per cell add up (56 cells: over a second), so the table is kept
+        # on disk like the scores; the key names every input.
+        key = f"{b.source_key}|{c.source_key}|{b.testset.sha256}|{self.k}|{chosen}|{tag}|{permutations}|{code_version()}"
+        return cached_frame("by_slice", key, compute)
 
 
 def _chunk_moves(base: Run, cand: Run, k: int) -> pl.DataFrame:

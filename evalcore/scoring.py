@@ -7,16 +7,11 @@ per-question vectors are kept because they feed the confidence intervals and the
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import os
-import threading
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 import polars as pl
 
-from evalcore.cache import cache_dir
+from evalcore.cache import cached_frame, code_version
 from evalcore.generation import generation_scores
 from evalcore.io import Run
 from evalcore.measures import DEFAULT_MEASURES, Measure, parse_measures
@@ -25,15 +20,6 @@ from evalcore.stats import SMALL_SLICE, bootstrap_ci
 from evalcore.testset import TestSet
 
 GENERATION_METRICS = ("faithfulness", "correctness", "relevance", "abstention", "false_refusal", "no_answer")
-
-
-@functools.cache
-def _code_version() -> str:
-    """A hash of evalcore's own source: any change to how scores are computed invalidates the cache."""
-    h = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(path.read_bytes())
-    return h.hexdigest()
 
 
 def score_run(run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *, cache: bool = True) -> pl.DataFrame:
@@ -46,24 +32,10 @@ def score_run(run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *,
     process does not rescore a run it has seen.
     """
     ms = parse_measures([str(m) for m in measures])
-    path = None
-    if cache and run.source_key is not None:
-        raw = f"{run.source_key}|{run.testset.sha256}|{','.join(map(str, ms))}|{_code_version()}"
-        path = cache_dir() / "scores" / f"{hashlib.sha256(raw.encode()).hexdigest()[:32]}.parquet"
-        try:
-            return pl.read_parquet(path)
-        except (OSError, pl.exceptions.PolarsError):
-            pass
-    out = _score(run, ms)
-    if path is not None:
-        try:  # an optimisation only: a read-only disk must not fail scoring
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            out.write_parquet(tmp)
-            tmp.replace(path)
-        except OSError:
-            pass
-    return out
+    if not cache or run.source_key is None:
+        return _score(run, ms)
+    key = f"{run.source_key}|{run.testset.sha256}|{','.join(map(str, ms))}|{code_version()}"
+    return cached_frame("scores", key, lambda: _score(run, ms))
 
 
 def _score(run: Run, ms: list[Measure]) -> pl.DataFrame:

@@ -29,3 +29,20 @@ def test_editing_a_run_file_invalidates_its_cached_scores(runs_copy: Path) -> No
     after_run = load_runs(runs_copy).runs[RUN]
     after = score_run(after_run).filter(score_run(after_run)["qid"] == "hv-017")["abstention"].item()
     assert after == 1.0 - before
+
+
+def test_slice_comparisons_are_kept_on_disk_and_equal_fresh_ones(runs_copy: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import importlib
+
+    from evalcore import compare
+
+    cmp = importlib.import_module("evalcore.compare")  # the package exports a function of that name
+
+    runs = load_runs(runs_copy).runs
+    base, cand = runs["2026-10-19-hybrid"], runs[RUN]
+    first = compare(base, cand).by_slice("type", permutations=500)
+    monkeypatch.setattr(cmp, "_summarise", lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed")))
+    again = compare(*[load_runs(runs_copy).runs[r] for r in (base.run_id, cand.run_id)]).by_slice("type", permutations=500)
+    assert again.equals(first) and "p_holm" in first.columns
+    monkeypatch.undo()
+    assert compare(base, cand).by_slice("topic", permutations=500)["slice"].n_unique() > 1  # another key
