@@ -23,15 +23,29 @@ complain(state.seed("question", [
 ]))
 state.default("q_k", 5)
 
-c1, c2, c3 = st.columns([6, 1, 2])
+c0, c1, c2, c3 = st.columns([3, 6, 1, 2])
 held = c3.toggle("Show held-out", key="q_held",
                  help="Held-out questions are hidden by default: looking at them while tuning overfits.")
 selected = st.session_state.get("q_qid")
+find = c0.text_input("Search", key="q_find", placeholder="qid or words of the question")
 choices = cases if held else cases.filter((pl.col("split") != "heldout") | (pl.col("qid") == (selected or "")))
-options = choices.sort("qid").select("qid", "question").rows()
+if find.strip():
+    needle = find.strip().lower()
+    hit = pl.col("qid").str.to_lowercase().str.contains(needle, literal=True) | pl.col("question").str.to_lowercase().str.contains(needle, literal=True)
+    choices = choices.filter(hit | (pl.col("qid") == (selected or "")))
+# A selectbox holding every question of a 10,000-question test set is slow to send and to open; it
+# lists the first MAX_OPTIONS matches (and the open question), and the search narrows them.
+MAX_OPTIONS = 300
+options = choices.sort("qid").select("qid", "question").head(MAX_OPTIONS).rows()
+if selected and selected in known and selected not in {q for q, _ in options}:
+    options.insert(0, cases.filter(pl.col("qid") == selected).select("qid", "question").row(0))
 labels = {q: f"{q} — {text[:90]}" for q, text in options}
 qid = c1.selectbox("Question", list(labels), key="q_qid", index=None, format_func=lambda q: labels.get(q, q),
                    placeholder="Pick a question (or open one from Compare)")
+if choices.height > MAX_OPTIONS:
+    c1.caption(f"{MAX_OPTIONS} of {choices.height:,} questions listed — search to narrow them.")
+elif find.strip() and choices.filter(pl.col("qid") != (selected or "")).height == 0:
+    c1.caption("No question matches the search.")
 k = int(c2.number_input("Top k", 1, 100, key="q_k"))
 if qid is None:
     state.publish("question", {"k": k if k != 5 else None, "heldout": held})

@@ -175,6 +175,21 @@ def test_question_page_shows_every_run(monkeypatch: pytest.MonkeyPatch, runs) ->
     assert "'qid=hv-999' in the link does not exist" in texts(at)
 
 
+def test_question_search_narrows_the_list_and_keeps_the_open_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = open_page(monkeypatch, "pages/3_Question.py", qid="hv-026")
+    box = at.selectbox(key="q_qid")
+    assert len(box.options) > 100 and box.value == "hv-026"
+    at.text_input(key="q_find").input("snapshot").run()
+    box = at.selectbox(key="q_qid")
+    assert box.value == "hv-026", "the open question stays selected"
+    listed = [o.split(" — ")[0] for o in box.options]
+    assert 1 < len(listed) < 100
+    assert all("snapshot" in o.lower() for o in box.options if not o.startswith("hv-026"))
+    at.text_input(key="q_find").input("no such words anywhere").run()
+    assert [o.split(" — ")[0] for o in at.selectbox(key="q_qid").options] == ["hv-026"]
+    assert "No question matches the search." in texts(at)
+
+
 def test_untrusted_text_is_escaped_in_markdown(monkeypatch: pytest.MonkeyPatch, runs_copy: Path) -> None:
     manifest = json.loads((runs_copy / BASE / "run.json").read_text())
     manifest["label"] = "**bold** <img src=x onerror=alert(1)>"
