@@ -37,8 +37,8 @@ def free_port() -> int:
 
 
 @contextmanager
-def dashboard(runs: Path | None = None, *, timeout: float = 60) -> Iterator[ServerURL]:
-    """A running ``streamlit run app.py`` on 127.0.0.1; yields its base URL."""
+def dashboard(runs: Path | None = None, *, timeout: float = 60, script: Path | None = None) -> Iterator[ServerURL]:
+    """A running ``streamlit run app.py`` (or ``script``) on 127.0.0.1; yields its base URL."""
     port = free_port()
     env = {
         **os.environ,
@@ -48,7 +48,7 @@ def dashboard(runs: Path | None = None, *, timeout: float = 60) -> Iterator[Serv
         "STREAMLIT_SERVER_ADDRESS": "127.0.0.1",
         "STREAMLIT_SERVER_PORT": str(port),
     }
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py")]
+    cmd = [sys.executable, "-m", "streamlit", "run", str(script or ROOT / "app.py")]
     if runs is not None:
         cmd += ["--", "--runs", str(runs)]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
