@@ -15,15 +15,17 @@ those missing from the run counting 0. Output order: per query (``-q``, sorted b
 from __future__ import annotations
 
 import math
+import mmap
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+from evalcore import _kernel  # noqa: F401 - numba is imported with this module: every TREC read needs it
 from evalcore.errors import InputError, Problems
 from evalcore.measures import Measure
-from evalcore.retrieval import categorical, evaluate, preload
+from evalcore.retrieval import categorical, evaluate, kernel, preload
 
 MIN_GEO_MEAN = 0.00001
 DEFAULT_CUTS = {
@@ -61,40 +63,55 @@ _FAST: dict[str, tuple[list[int], list[str], dict[str, pl.DataType | type[pl.Dat
 }
 
 
-def _fast_read(path: Path, kind: str) -> tuple[pl.DataFrame, str] | None:
+def _fast_read(path: Path, kind: str, chunk_dtype: pl.DataType | None = None) -> tuple[pl.DataFrame, str] | None:
     """Read a well-formed TREC file with polars' CSV reader and check it vectorised. Returns the
-    frame and the first line's last field (a run's tag).
+    frame (docnos parsed straight into the categorical ``chunk_dtype``) and the first line's last
+    field (a run's tag).
 
     Returns None at the first sign of anything unusual — tabs, carriage returns, runs of spaces, a
     short or long line, a non-numeric or non-finite value — and the caller takes the general path,
     which reports every problem with its line number. A clean file never needs that path.
     """
-    cols, names, types, n_fields = _FAST[kind]
+    df = _fast_parse(path, kind, chunk_dtype or pl.Categorical(pl.Categories.random()))
+    return None if df is None else _fast_check(path, kind, df)
+
+
+def _fast_parse(path: Path, kind: str, chunk_dtype: pl.DataType) -> pl.DataFrame | None:
+    cols, _, types, _ = _FAST[kind]
     try:
-        data = path.read_bytes()
-        # A tab can hide a field from the space-separated reader ("1\tQ0  d" is still 6 fields),
-        # so any tab sends the file to the general path, which splits on all white space.
-        if b"\t" in data or b"\r" in data:
-            return None
-        df = pl.read_csv(
-            data, has_header=False, separator=" ", quote_char=None, columns=cols,
-            schema_overrides=types, infer_schema=False, truncate_ragged_lines=False,
+        return pl.read_csv(
+            path, has_header=False, separator=" ", quote_char=None, columns=cols,
+            schema_overrides={**types, "column_2": chunk_dtype}, infer_schema=False, truncate_ragged_lines=False,
         )
-    except (pl.exceptions.PolarsError, OSError, ValueError):
+    except (pl.exceptions.PolarsError, OSError):
         return None
-    if df.height == 0 or df.width != len(names):
+
+
+def _fast_check(path: Path, kind: str, df: pl.DataFrame) -> tuple[pl.DataFrame, str] | None:
+    """The checks of :func:`_fast_read` on a parsed file (one compiled pass over its bytes)."""
+    _, names, _, n_fields = _FAST[kind]
+    try:
+        with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            view = np.frombuffer(mm, dtype=np.uint8)
+            spaces, odd, first_end = kernel().scan_text(view)
+            del view  # the map cannot close while an array points into it
+            first_line = mm[:first_end]
+    except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
+        return None
+    # A tab can hide a field from the space-separated reader ("1\tQ0  d" is still 6 fields), so any
+    # tab (or carriage return) sends the file to the general path, which splits on all white space.
+    if odd or df.height == 0 or df.width != len(names):
         return None
     # The reader refuses a line with too many fields (a doubled or trailing space makes one), so
     # exactly n-1 spaces per line means no line is short either.
-    if data.count(b" ") != (n_fields - 1) * df.height:
+    if spaces != (n_fields - 1) * df.height:
         return None
     df.columns = names
     if df.null_count().sum_horizontal().item() > 0:
         return None
     if kind == "run" and not df["score"].is_finite().all():
         return None
-    last = data[: data.find(b"\n")].split(b" ")[-1].decode("utf-8", "replace")
-    return df, last
+    return df, first_line.split(b" ")[-1].decode("utf-8", "replace")
 
 
 def _has_duplicates(df: pl.DataFrame, codes: np.ndarray) -> bool:
@@ -143,11 +160,14 @@ def read_trec(qrels_path: str | Path, run_path: str | Path) -> TrecFiles:
     """
     qp, rp = Path(qrels_path), Path(run_path)
     preload()  # the compiled kernel loads while the files are parsed
-    fast_q, fast_r = _fast_read(qp, "qrels"), _fast_read(rp, "run")
+    docno = pl.Categorical(pl.Categories.random())  # one mapping for both files' docnos
+    parsed_q, parsed_r = _fast_parse(qp, "qrels", docno), _fast_parse(rp, "run", docno)
+    # Both files are parsed before the checks, which need the kernel: it loads meanwhile.
+    fast_q = None if parsed_q is None else _fast_check(qp, "qrels", parsed_q)
+    fast_r = None if parsed_r is None else _fast_check(rp, "run", parsed_r)
     if fast_q is not None and fast_r is not None:
         (q, _), (r, runid) = fast_q, fast_r
-        rc, qc = categorical(r["chunk_id"], q["chunk_id"])
-        q, r = q.with_columns(chunk_id=qc), r.with_columns(chunk_id=rc)
+        qc, rc = q["chunk_id"], r["chunk_id"]
         # Duplicates are rare: when the quick check sees one, the general path names its lines.
         if not _has_duplicates(q, qc.to_physical().to_numpy()) and not _has_duplicates(r, rc.to_physical().to_numpy()):
             return TrecFiles(qrels=q, run=r, runid=runid)
