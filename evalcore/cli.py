@@ -175,7 +175,7 @@ def cmd_trec(args: argparse.Namespace) -> int:
 
     measures, skipped = parse_trec_measures(args.measure)
     files = read_trec(args.qrels, args.run)
-    per_q, summary = trec_eval(files, measures, level=args.level, complete=args.complete)
+    per_q, summary = trec_eval(files, measures, level=args.level, complete=args.complete, per_query=args.query)
     if skipped:
         print(f"evalcore trec: not implemented, left out: {', '.join(skipped)}", file=sys.stderr)
     sys.stdout.write(format_rows((per_q if args.query else []) + summary))

@@ -234,58 +234,59 @@ def parse_trec_measures(args: list[str] | None) -> tuple[dict[str, list[int] | N
 
 
 def trec_eval(
-    files: TrecFiles, measures: dict[str, list[int] | None], *, level: int = 1, complete: bool = False
+    files: TrecFiles,
+    measures: dict[str, list[int] | None],
+    *,
+    level: int = 1,
+    complete: bool = False,
+    per_query: bool = True,
 ) -> tuple[list[tuple[str, str, float | int | str]], list[tuple[str, str, float | int | str]]]:
-    """Compute trec_eval's values. Returns (per-query rows, summary rows) as (name, qid, value)."""
-    qids = sorted(set(files.run["qid"].unique()) & set(files.qrels["qid"].unique()), key=lambda s: s.encode())
-    ours: list[Measure] = [Measure("AP", None, level), Measure("RR", None, level), Measure("Rprec", None, level),
-                           Measure("nDCG", None)]
+    """Compute trec_eval's values. Returns (per-query rows, summary rows) as (name, qid, value);
+    the per-query rows only with ``per_query`` (``-q``)."""
+    run_q = files.run["qid"].unique()
+    qids = sorted(set(run_q) & set(files.qrels["qid"].unique()), key=lambda s: s.encode())
+    ap, rr, rprec = Measure("AP", None, level), Measure("RR", None, level), Measure("Rprec", None, level)
+    ours: list[Measure] = [ap, rr, rprec, Measure("nDCG", None)]
     for name, cuts in measures.items():
         if name in _OURS and cuts:
             ours.extend(Measure(_OURS[name], c, level if name != "ndcg_cut" else 1) for c in cuts)
-    vals = evaluate(files.run, files.qrels, ours, qids=qids)
-    ret = files.run.filter(pl.col("qid").is_in(qids))
-    counts = (
-        ret.join(files.qrels, on=["qid", "chunk_id"], how="left")
-        .group_by("qid")
-        .agg(num_ret=pl.len(), num_rel_ret=(pl.col("rel").fill_null(0) >= level).sum())
-    )
+    num_ret = files.run.group_by("qid").agg(num_ret=pl.len())
+    # Relevant retrieved = P@depth x depth at a depth no ranking exceeds: the kernel counts it, with
+    # no join of the whole run against the qrels.
+    depth = max(1, int(num_ret.select(pl.col("num_ret").max()).item() or 1))
+    everything = Measure("P", depth, level)
+    vals = evaluate(files.run, files.qrels, [*ours, everything], qids=qids)
     nrel = files.qrels.group_by("qid").agg(num_rel=(pl.col("rel") >= level).sum())
-    table = vals.join(counts, on="qid", how="left").join(nrel, on="qid", how="left").sort("qid")
-    rows_by_q = {r["qid"]: r for r in table.iter_rows(named=True)}
+    table = (
+        vals.join(num_ret, on="qid", how="left")
+        .join(nrel, on="qid", how="left")
+        .with_columns(num_rel_ret=(pl.col(str(everything)) * depth).round().cast(pl.Int64))
+    )  # evaluate returns qids in byte order; left joins keep it
 
-    def per_query_items(r: dict[str, object]) -> list[tuple[str, float | int]]:
-        items: list[tuple[str, float | int]] = []
-        for name in ORDER:
-            if name not in measures or name in SUMMARY_ONLY:
-                continue
-            if name in INTEGER:
-                items.append((name, int(r[name])))  # type: ignore[call-overload]
-            elif name == "map":
-                items.append(("map", float(r[str(Measure("AP", None, level))])))  # type: ignore[arg-type]
-            elif name == "Rprec":
-                items.append(("Rprec", float(r[str(Measure("Rprec", None, level))])))  # type: ignore[arg-type]
-            elif name == "recip_rank":
-                items.append(("recip_rank", float(r[str(Measure("RR", None, level))])))  # type: ignore[arg-type]
-            elif name == "ndcg":
-                items.append(("ndcg", float(r["nDCG"])))  # type: ignore[arg-type]
-            else:
-                for c in measures[name] or []:
-                    m = Measure(_OURS[name], c, level if name != "ndcg_cut" else 1)
-                    items.append((f"{name}_{c}", float(r[str(m)])))  # type: ignore[arg-type]
-        return items
+    # The per-query measures in trec_eval's order: (printed name, column, integer?).
+    columns: list[tuple[str, str, bool]] = []
+    for name in ORDER:
+        if name not in measures or name in SUMMARY_ONLY:
+            continue
+        if name in INTEGER:
+            columns.append((name, name, True))
+        elif name in ("map", "Rprec", "recip_rank", "ndcg"):
+            columns.append((name, str({"map": ap, "Rprec": rprec, "recip_rank": rr, "ndcg": Measure("nDCG")}[name]), False))
+        else:
+            for c in measures[name] or []:
+                m = Measure(_OURS[name], c, level if name != "ndcg_cut" else 1)
+                columns.append((f"{name}_{c}", str(m), False))
 
-    per_query: list[tuple[str, str, float | int | str]] = [
-        (n, q, v) for q in qids for n, v in per_query_items(rows_by_q[q])
-    ]
+    values = {col: table[col].to_list() for _, col, _ in columns}
     n_eval = len(qids)
     n_avg = files.qrels["qid"].n_unique() if complete else n_eval
+    rows: list[tuple[str, str, float | int | str]] = []
+    if per_query:
+        for i, q in enumerate(table["qid"].to_list()):
+            rows.extend((printed, q, int(values[col][i]) if is_int else float(values[col][i])) for printed, col, is_int in columns)
+
     summary: list[tuple[str, str, float | int | str]] = []
-    sums: dict[str, float] = {}
-    for q in qids:
-        for n, v in per_query_items(rows_by_q[q]):
-            sums[n] = sums.get(n, 0.0) + v
-    aps = [float(rows_by_q[q][str(Measure("AP", None, level))]) for q in qids]
+    aps = table[str(ap)].to_list()
     for name in ORDER:
         if name not in measures:
             continue
@@ -293,17 +294,16 @@ def trec_eval(
             summary.append(("runid", "all", files.runid))
         elif name == "num_q":
             summary.append(("num_q", "all", n_avg))
-        elif name in INTEGER:
-            summary.append((name, "all", int(sums.get(name, 0))))
         elif name == "gm_map":
             logs = sum(math.log(max(a, MIN_GEO_MEAN)) for a in aps) + (n_avg - n_eval) * math.log(MIN_GEO_MEAN)
             summary.append(("gm_map", "all", math.exp(logs / n_avg) if n_avg else 0.0))
         else:
-            keys = [n for n, _ in per_query_items(rows_by_q[qids[0]])] if qids else []
-            for key in keys:
-                if key == name or (key.startswith(name + "_") and key[len(name) + 1 :].isdigit()):
-                    summary.append((key, "all", sums.get(key, 0.0) / n_avg if n_avg else 0.0))
-    return per_query, summary
+            for printed, col, is_int in columns:
+                if printed == name or (printed.startswith(name + "_") and printed[len(name) + 1 :].isdigit()):
+                    # Summed in qid order, one value after another, as trec_eval sums.
+                    total = sum(values[col])
+                    summary.append((printed, "all", int(total) if is_int else (total / n_avg if n_avg else 0.0)))
+    return rows, summary
 
 
 def format_rows(rows: list[tuple[str, str, float | int | str]]) -> str:
