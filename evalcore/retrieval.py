@@ -1,4 +1,5 @@
-"""Ranked-retrieval measures, vectorised in polars, with trec_eval's conventions.
+"""Ranked-retrieval measures with trec_eval's conventions: polars frames in and out, with the
+per-question loop compiled (:mod:`evalcore._kernel`; ``docs/metrics.md`` says why and how).
 
 Conventions (identical to trec_eval 9.x; checked against pytrec_eval by tests/test_retrieval_oracle.py):
 
