@@ -18,10 +18,12 @@ Output: one row per question, one Float64 column per measure named by its canoni
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -56,9 +58,16 @@ def kernel() -> ModuleType:
         from evalcore import _kernel
 
         if not _KERNEL_READY:
+            if not _compiled_before(Path(_kernel.__file__)):
+                _log.warning("evalcore: compiling the retrieval metrics kernel (once after an install; about 10 s)")
             _kernel.warm_up()
             _KERNEL_READY.append(True)
         return _kernel
+
+
+def _compiled_before(source: Path) -> bool:
+    """Has numba cached a build of the kernel (next to its source, where it caches by default)?"""
+    return any((source.parent / "__pycache__").glob(f"{source.stem}.score_blocks-*.nbi"))
 
 
 def preload() -> None:
@@ -69,6 +78,7 @@ def preload() -> None:
 
 
 _KERNEL_LOCK = threading.Lock()
+_log = logging.getLogger("evalcore")
 _KERNEL_READY: list[bool] = []
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -179,3 +180,18 @@ def test_a_chunk_listed_twice_for_one_question_is_an_error() -> None:
     # Also when the file is out of rank order (so the rows are re-sorted before the check).
     with pytest.raises(ValueError, match="chunk 'c9' is listed twice for question 'q1'"):
         evaluate(*frames({"q0": [("c1", 1.0)], "q1": [("c9", 1.0), ("c2", 3.0), ("c9", 2.0)]}, {"q1": {"c2": 1}}), ["P@5"])
+
+
+def test_the_first_compile_after_an_install_is_announced(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A user's first `evalcore metrics` waits ~10 s for numba: it must say why, once."""
+    import evalcore.retrieval as r
+
+    assert r._compiled_before(Path(r.kernel().__file__)), "the session compiled it (conftest)"
+    monkeypatch.setattr(r, "_KERNEL_READY", [])
+    monkeypatch.setattr(r, "_compiled_before", lambda source: False)
+    with caplog.at_level("WARNING", logger="evalcore"):
+        r.kernel()
+        r.kernel()
+    assert [m for m in caplog.messages if "compiling" in m] == [
+        "evalcore: compiling the retrieval metrics kernel (once after an install; about 10 s)"
+    ]
