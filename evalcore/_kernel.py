@@ -92,9 +92,9 @@ def score_blocks(
     start: np.ndarray, end: np.ndarray, bq: np.ndarray, c: np.ndarray, br: np.ndarray, s: np.ndarray,
     qstart: np.ndarray, qend: np.ndarray, qc: np.ndarray, qr: np.ndarray,
     kind: np.ndarray, cut: np.ndarray, lvl: np.ndarray,
-) -> tuple[np.ndarray, int]:
-    """Per-block measure values ``out[b, j]``, and the first row whose chunk repeats within its
-    block (-1 if none; the values are then incomplete and must not be used).
+) -> np.ndarray:
+    """Per-block measure values ``out[b, j]``. No chunk may repeat within a block (the caller checks
+    with :func:`first_repeat`).
 
     ``c`` are chunk codes (indices into ``br``, the byte-order rank of each code); question ``q``'s
     labels are rows ``qstart[q]:qend[q]`` of ``qc`` (chunk codes) and ``qr`` (grades).
@@ -103,7 +103,6 @@ def score_blocks(
     nm = kind.shape[0]
     out = np.zeros((nb, nm))
     n_chunks = br.shape[0]
-    seen = np.full(n_chunks, -1, np.int32)  # block that last listed the chunk (duplicates)
     stamp = np.full(n_chunks, -1, np.int32)  # block whose labels last set ``label``
     label = np.zeros(n_chunks, np.int32)  # row of the chunk's label in qc/qr
     longest = 0
@@ -118,10 +117,6 @@ def score_blocks(
     for b in range(nb):
         lo = start[b]
         m = end[b] - lo
-        for i in range(lo, lo + m):
-            if seen[c[i]] == b:
-                return out, i
-            seen[c[i]] = b
         q = bq[b]
         a = qstart[q]
         z = qend[q]
@@ -140,7 +135,7 @@ def score_blocks(
         ideal = _descending(qr[a:z]) if need_ideal else qr[a:a]
         for j in range(nm):
             out[b, j] = _measure(kind[j], cut[j], lvl[j], m, grade, judged, qr[a:z], ideal)
-    return out, -1
+    return out
 
 
 @njit(cache=True, nogil=True)

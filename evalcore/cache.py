@@ -57,17 +57,13 @@ def read_frames(source: Path, kind: str, names: tuple[str, ...]) -> tuple[dict[s
 
 
 def write_frames(source: Path, kind: str, frames: dict[str, pl.DataFrame], meta: dict[str, Any] | None = None) -> None:
-    """Cache ``frames`` for ``source``. Each file is written beside its final name and renamed into
-    place, and ``meta.json`` (written last) marks the entry complete, so a reader — possibly another
-    process with the old file mapped — never sees a half-written entry."""
+    """Cache ``frames`` for ``source``. ``meta.json``, written last, marks the entry complete."""
     try:
         folder = cache_dir() / kind / file_key(source)
         folder.mkdir(parents=True, exist_ok=True)
         tag = f"{os.getpid()}.{threading.get_ident()}"
         for name, frame in frames.items():
-            tmp = folder / f".{name}.{tag}.tmp"
-            frame.write_ipc(tmp, compression="uncompressed", compat_level=pl.CompatLevel.newest())
-            os.replace(tmp, folder / f"{name}.arrow")
+            _write_ipc(frame, folder / f"{name}.arrow")
         tmp = folder / f".meta.{tag}.tmp"
         tmp.write_text(json.dumps(meta or {}), encoding="utf-8")
         os.replace(tmp, folder / "meta.json")
@@ -95,12 +91,18 @@ def cached_frame(kind: str, key: str, compute: Callable[[], pl.DataFrame]) -> pl
     out = compute()
     try:  # an optimisation only: a read-only or full disk must not fail the computation
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        out.write_ipc(tmp, compression="uncompressed", compat_level=pl.CompatLevel.newest())
-        os.replace(tmp, path)
+        _write_ipc(out, path)
     except (OSError, pl.exceptions.PolarsError):
         pass
     return out
+
+
+def _write_ipc(frame: pl.DataFrame, path: Path) -> None:
+    """Write uncompressed IPC (mappable) beside ``path`` and rename it into place: a reader, maybe
+    another process with the old file mapped, never sees a half-written file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    frame.write_ipc(tmp, compression="uncompressed", compat_level=pl.CompatLevel.newest())
+    os.replace(tmp, path)
 
 
 def _map_ipc(path: Path) -> pl.DataFrame:

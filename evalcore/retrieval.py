@@ -180,14 +180,15 @@ def evaluate(
     kind = np.array([k.KINDS[m.name] for m in ms], dtype=np.int64)
     cut = np.array([m.cutoff or 0 for m in ms], dtype=np.int64)
     lvl = np.array([m.rel if m.spec.binary else 1 for m in ms], dtype=np.int64)
-    values, dup = _score_parallel(
-        k, starts[pick], ends[pick], bq[pick], c, rank, score,
-        qstart, qend, lc, qrels_df["rel"].to_numpy(), kind, cut, lvl,
-    )
+    dup = k.first_repeat(starts[pick], ends[pick], c, rank.shape[0])
     if dup >= 0:
         qid = qnames[int(bq[np.searchsorted(ends, dup, side="right")])]
         msg = f"chunk {cnames[int(c[dup])]!r} is listed twice for question {qid!r}; each chunk may appear once per ranked list"
         raise ValueError(msg)
+    values = _score_parallel(
+        k, starts[pick], ends[pick], bq[pick], c, rank, score,
+        qstart, qend, lc, qrels_df["rel"].to_numpy(), kind, cut, lvl,
+    )
 
     # Every target question gets a row; one with no retrieved chunk scores 0 on everything.
     full = np.zeros((n_q, len(ms)))
@@ -218,19 +219,17 @@ def _rank_order_within_ties(
     return c[order], score[order]
 
 
-def _score_parallel(k: ModuleType, start: np.ndarray, end: np.ndarray, bq: np.ndarray, *rest: object) -> tuple[np.ndarray, int]:
+def _score_parallel(k: ModuleType, start: np.ndarray, end: np.ndarray, bq: np.ndarray, *rest: object) -> np.ndarray:
     """Run the kernel over the blocks split into one part per core, on threads (it releases the
-    interpreter lock). Returns the values in block order and the first duplicate row, or -1."""
+    interpreter lock). Returns the values in block order."""
     rows = int((end - start).sum())
     parts = max(1, min(os.cpu_count() or 1, rows // 250_000))
-    bounds = np.linspace(0, bq.shape[0], parts + 1).astype(np.int64)
-    pieces = [(start[a:b], end[a:b], bq[a:b]) for a, b in itertools.pairwise(bounds)]
     if parts == 1:
         return k.score_blocks(start, end, bq, *rest)
+    bounds = np.linspace(0, bq.shape[0], parts + 1).astype(np.int64)
+    pieces = [(start[a:b], end[a:b], bq[a:b]) for a, b in itertools.pairwise(bounds)]
     with ThreadPoolExecutor(parts) as pool:
-        done = list(pool.map(lambda p: k.score_blocks(*p, *rest), pieces))
-    dups = [d for _, d in done if d >= 0]
-    return np.concatenate([v for v, _ in done]), min(dups, default=-1)
+        return np.concatenate(list(pool.map(lambda p: k.score_blocks(*p, *rest), pieces)))
 
 
 def straddling_ties(retrieved: pl.DataFrame, qrels: pl.DataFrame, cutoffs: Iterable[int]) -> pl.DataFrame:

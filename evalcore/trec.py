@@ -25,7 +25,7 @@ import polars as pl
 from evalcore import _kernel  # noqa: F401 - numba is imported with this module: every TREC read needs it
 from evalcore.errors import InputError, Problems
 from evalcore.measures import Measure
-from evalcore.retrieval import categorical, evaluate, kernel, preload
+from evalcore.retrieval import _groups, categorical, evaluate, kernel, preload
 
 MIN_GEO_MEAN = 0.00001
 DEFAULT_CUTS = {
@@ -116,8 +116,6 @@ def _fast_check(path: Path, kind: str, df: pl.DataFrame) -> tuple[pl.DataFrame, 
 
 def _has_duplicates(df: pl.DataFrame, codes: np.ndarray) -> bool:
     """Does a (qid, chunk) pair repeat? One pass over each question's rows, in the compiled kernel."""
-    from evalcore.retrieval import _groups, kernel
-
     start, end, _, order = _groups(df["qid"])
     if order is not None:
         codes = codes[order]
