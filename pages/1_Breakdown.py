@@ -11,6 +11,10 @@ from dashboard import data, state
 from dashboard.frame import complain, need_runs, setup
 from dashboard.render import md_escape
 
+# One chart at a time: each plotly chart costs the browser about half a second to draw, and the
+# heatmap alone already carries mean, CI and n per cell.
+CHARTS = {"heatmap": "Heatmap", "bars": "Bars with CIs"}
+
 frame = setup("Breakdown", ":material/grid_view:")
 need_runs(frame)
 runs = frame.result.runs
@@ -22,9 +26,12 @@ complain(state.seed("breakdown", [
     state.Param("vs", "bd_vs", valid=lambda v: v in runs),
     state.Param("by", "bd_by", valid=lambda v: v in tags),
     state.Param("metric", "bd_metrics", many=True),
+    state.Param("chart", "bd_chart", valid=lambda v: v in CHARTS),
+    state.Param("bar", "bd_focus"),
 ]))
 state.default("bd_run", frame.run_ids[-1])
 state.default("bd_by", "type")
+state.default("bd_chart", "heatmap")
 
 c1, c2, c3 = st.columns(3)
 run_id = c1.selectbox("Run", frame.run_ids, key="bd_run", format_func=frame.label)
@@ -46,7 +53,9 @@ if "bd_metrics" in st.session_state:
 state.default("bd_metrics", all_metrics)
 metrics = st.multiselect("Metrics", all_metrics, key="bd_metrics")
 state.publish("breakdown", {"run": run_id, "vs": vs, "by": by,
-                            "metric": metrics if metrics != all_metrics else None})
+                            "metric": metrics if metrics != all_metrics else None,
+                            "chart": "bars" if st.session_state.get("bd_chart") == "bars" else None,
+                            "bar": st.session_state.get("bd_focus") if st.session_state.get("bd_chart") == "bars" else None})
 table = table.filter(pl.col("metric").is_in(metrics))
 if table.height == 0:
     st.info("Pick at least one metric.")
@@ -59,42 +68,45 @@ if held:
 if vs is None:
     st.caption(f"**{md_escape(frame.label(run_id))}** — mean per question with bootstrap 95% CI; n per cell; "
                "† marks a slice of fewer than 30 questions (its mean is unreliable).")
-    cell = table.with_columns(
-        text=pl.format("{}{}<br>n={}", pl.col("mean").round(3), pl.when(pl.col("small")).then(pl.lit(" †")).otherwise(pl.lit("")), pl.col("n"))
-    )
-    cell = cell.with_columns(pl.col("text").fill_null("–"))
-    mean = cell.pivot(on="metric", index="slice", values="mean").sort("slice")
-    text = cell.pivot(on="metric", index="slice", values="text").sort("slice")
-    fig = go.Figure(go.Heatmap(
-        z=mean.select(metrics).to_numpy(), x=metrics, y=mean["slice"].to_list(), zmin=0, zmax=1,
-        colorscale="Blues", text=text.select(metrics).to_numpy(), texttemplate="%{text}",
-        hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>",
-    ))
-    fig.update_layout(height=120 + 48 * len(slices), margin={"t": 10, "b": 10}, yaxis_autorange="reversed")
-    st.plotly_chart(fig, key="bd_heat")
-    focus = st.selectbox("Bar chart of", metrics, key="bd_focus")
-    bars = table.filter(pl.col("metric") == focus).sort("slice")
-    # graph_objects, not plotly.express: express pulls in pandas and its own import (~2 s on a cold start).
-    bar = go.Figure(go.Bar(
-        x=bars["slice"].to_list(), y=bars["mean"].to_list(), text=[f"n={n}" for n in bars["n"].to_list()],
-        error_y={"type": "data", "symmetric": False, "array": (bars["ci_high"] - bars["mean"]).to_list(),
-                 "arrayminus": (bars["mean"] - bars["ci_low"]).to_list()},
-        marker_pattern_shape=["/" if s else "" for s in bars["small"].to_list()],
-        hovertemplate="%{x}: %{y:.3f} (%{text})<extra></extra>",
-    ))
-    bar.update_layout(yaxis_title=f"{focus} (95% CI)", xaxis_title=by)
-    bar.update_layout(height=360, margin={"t": 10, "b": 10})
-    st.plotly_chart(bar, key="bd_bar")
+    chart = st.segmented_control("Chart", list(CHARTS), key="bd_chart", format_func=CHARTS.get) or "heatmap"
+    if chart == "heatmap":
+        cell = table.with_columns(text=pl.Series([
+            f"{r['mean']:.3f}{' †' if r['small'] else ''}<br>{r['ci_low']:.2f}–{r['ci_high']:.2f}<br>n={r['n']}"
+            if r["mean"] is not None else f"–<br>n={r['n']}" for r in table.iter_rows(named=True)
+        ], dtype=pl.String))
+        mean = cell.pivot(on="metric", index="slice", values="mean").sort("slice")
+        text = cell.pivot(on="metric", index="slice", values="text").sort("slice")
+        fig = go.Figure(go.Heatmap(
+            z=mean.select(metrics).to_numpy(), x=metrics, y=mean["slice"].to_list(), zmin=0, zmax=1,
+            colorscale="Blues", text=text.select(metrics).to_numpy(), texttemplate="%{text}",
+            hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>", colorbar={"title": "mean"},
+        ))
+        fig.update_layout(height=120 + 62 * len(slices), margin={"t": 10, "b": 10}, yaxis_autorange="reversed", xaxis_side="top")
+        st.plotly_chart(fig, key="bd_heat")
+    else:
+        if st.session_state.get("bd_focus") not in metrics:
+            st.session_state.pop("bd_focus", None)
+        focus = st.selectbox("Metric", metrics, key="bd_focus")
+        bars = table.filter(pl.col("metric") == focus).sort("slice")
+        # graph_objects, not plotly.express: express pulls in pandas and its own import (~2 s on a cold start).
+        bar = go.Figure(go.Bar(
+            x=bars["slice"].to_list(), y=bars["mean"].to_list(), text=[f"n={n}" for n in bars["n"].to_list()],
+            error_y={"type": "data", "symmetric": False, "array": (bars["ci_high"] - bars["mean"]).to_list(),
+                     "arrayminus": (bars["mean"] - bars["ci_low"]).to_list()},
+            marker_pattern_shape=["/" if s else "" for s in bars["small"].to_list()],
+            textposition="inside", insidetextanchor="start", hovertemplate="%{x}: %{y:.3f} (%{text})<extra></extra>",
+        ))
+        bar.update_layout(yaxis_title=f"{focus} (95% CI)", xaxis_title=by, height=360, margin={"t": 10, "b": 10})
+        st.plotly_chart(bar, key="bd_bar")
     st.dataframe(table, hide_index=True, column_config={
         c: st.column_config.NumberColumn(format="%.3f") for c in ("mean", "ci_low", "ci_high")})
 else:
     st.caption(f"**{md_escape(frame.label(run_id))}** vs baseline **{md_escape(frame.label(vs))}** — mean paired delta per slice; "
                "★ = significant after Holm correction across every cell (p < 0.05); † = fewer than 30 questions.")
-    cell = table.with_columns(
-        mark=pl.when(pl.col("p_holm") < 0.05).then(pl.lit("★")).otherwise(pl.lit("")),
-        small_mark=pl.when(pl.col("small")).then(pl.lit(" †")).otherwise(pl.lit("")),
-    ).with_columns(text=pl.format("{}{}{}<br>n={}", pl.col("delta").round(3), pl.col("mark"), pl.col("small_mark"), pl.col("n")))
-    cell = cell.with_columns(pl.col("text").fill_null("– (n=0)"))
+    cell = table.with_columns(text=pl.Series([
+        f"{r['delta']:+.3f}{'★' if r['p_holm'] is not None and r['p_holm'] < 0.05 else ''}{' †' if r['small'] else ''}<br>n={r['n']}"
+        if r["delta"] is not None else f"–<br>n={r['n']}" for r in table.iter_rows(named=True)
+    ], dtype=pl.String))
     # Colour by improvement: a lower-is-better metric's delta is flipped for the colour only.
     cell = cell.with_columns(good=pl.when(pl.col("higher_is_better") == False).then(-pl.col("delta")).otherwise(pl.col("delta")))  # noqa: E712
     good = cell.pivot(on="metric", index="slice", values="good").sort("slice")
@@ -105,7 +117,7 @@ else:
         colorscale="RdBu", text=text.select(metrics).to_numpy(), texttemplate="%{text}",
         hovertemplate="%{y} · %{x}<extra></extra>",
     ))
-    fig.update_layout(height=120 + 48 * len(slices), margin={"t": 10, "b": 10}, yaxis_autorange="reversed")
+    fig.update_layout(height=120 + 48 * len(slices), margin={"t": 10, "b": 10}, yaxis_autorange="reversed", xaxis_side="top")
     st.plotly_chart(fig, key="bd_delta_heat")
-    st.dataframe(table, hide_index=True, column_config={
+    st.dataframe(table.sort("slice", maintain_order=True), hide_index=True, column_config={
         c: st.column_config.NumberColumn(format="%.3f") for c in ("baseline", "candidate", "delta", "ci_low", "ci_high", "p", "p_holm")})

@@ -94,6 +94,35 @@ def test_breakdown_one_run_equals_evalcore_by_slice(monkeypatch: pytest.MonkeyPa
     assert set(shown["slice"]) == {"real", "synthetic"}
 
 
+def test_breakdown_draws_one_chart_whose_cells_carry_mean_ci_and_n(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    run = runs["2026-10-05-bm25"]
+    expected = summarize(score_run(run), run.testset, by="source").filter(pl.col("metric") == "R@5")
+    at = open_page(monkeypatch, "pages/1_Breakdown.py", run="2026-10-05-bm25", by="source")
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1, "one chart at a time"
+    heat = json.loads(charts[0].proto.spec)["data"][0]
+    assert heat["type"] == "heatmap"
+    cells = dict(zip(heat["y"], [row[heat["x"].index("R@5")] for row in heat["text"]], strict=True))
+    for r in expected.iter_rows(named=True):
+        assert cells[r["slice"]] == f"{r['mean']:.3f}<br>{r['ci_low']:.2f}–{r['ci_high']:.2f}<br>n={r['n']}"
+
+    # The bar chart with CIs instead, from a link (and the link survives the switch).
+    at = open_page(monkeypatch, "pages/1_Breakdown.py", run="2026-10-05-bm25", by="source", chart="bars", bar="R@5")
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1
+    bar = json.loads(charts[0].proto.spec)["data"][0]
+    assert bar["type"] == "bar"
+    got = dict(zip(bar["x"], bar["y"], strict=True))
+    for r in expected.iter_rows(named=True):
+        assert got[r["slice"]] == pytest.approx(r["mean"])
+    assert at.query_params["chart"] in ("bars", ["bars"]) and at.query_params["bar"] in ("R@5", ["R@5"])
+    at.segmented_control(key="bd_chart").set_value("heatmap").run()
+    assert json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["type"] == "heatmap"
+    assert "chart" not in at.query_params
+
+
 def test_breakdown_two_runs_shows_deltas_with_holm_p(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
     at = open_page(monkeypatch, "pages/1_Breakdown.py", run=CAND, vs=BASE, by="type", metric=["faithfulness", "R@5"])
     shown = pl.from_pandas(at.dataframe[0].value)
