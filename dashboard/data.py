@@ -17,7 +17,7 @@ import streamlit as st
 from evalcore import Comparison, LoadResult, compare, load_runs, score_run, summarize
 from evalcore.io import manifest_summary
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
-from evalcore.scoring import trend
+from evalcore.scoring import score_runs, trend
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RUNS = ROOT / "sample_runs"
@@ -78,10 +78,15 @@ def comparison_by_slice(folder: str, base: str, cand: str, k: int, by: str, key:
     return comparison(folder, base, cand, k, key).by_slice(by)
 
 
+@st.cache_resource(show_spinner="Scoring every run…", max_entries=4)
+def all_scores(folder: str, key: Key) -> dict[str, pl.DataFrame]:
+    # Several runs at a time (the first view of a folder scores every run for the trend).
+    return score_runs(_load(folder, key).runs.values())
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
 def trend_table(folder: str, metrics: tuple[str, ...], key: Key) -> pl.DataFrame:
-    runs = list(_load(folder, key).runs.values())
-    return trend(runs, metrics, scores={r.run_id: scores(folder, r.run_id, key) for r in runs})
+    return trend(list(_load(folder, key).runs.values()), metrics, scores=all_scores(folder, key))
 
 
 def detail(folder: str, run_id: str, qid: str, k: int, key: Key) -> QuestionDetail | None:
@@ -91,8 +96,7 @@ def detail(folder: str, run_id: str, qid: str, k: int, key: Key) -> QuestionDeta
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def across_runs(folder: str, qid: str, key: Key) -> pl.DataFrame:
-    runs = list(_load(folder, key).runs.values())
-    return question_across_runs(runs, qid, scores={r.run_id: scores(folder, r.run_id, key) for r in runs})
+    return question_across_runs(list(_load(folder, key).runs.values()), qid, scores=all_scores(folder, key))
 
 
 def overview_table(result: LoadResult) -> pl.DataFrame:

@@ -92,5 +92,5 @@ def link_to_question(qid: str, label: str | None = None) -> None:
     text = label or f"Open {qid} across every run"
     try:
         st.page_link("pages/3_Question.py", label=text, icon=":material/history:", query_params={"qid": qid})
-    except st.errors.StreamlitPageNotFoundError:  # type: ignore[attr-defined]
+    except st.errors.StreamlitPageNotFoundError:
         st.markdown(f"[{md_escape(text)}](Question?{urlencode({'qid': qid})})")

@@ -16,7 +16,7 @@ import polars as pl
 from evalcore.generation import check_quotes
 from evalcore.io import Run
 from evalcore.retrieval import rank
-from evalcore.scoring import score_run
+from evalcore.scoring import score_runs
 
 
 @dataclass(frozen=True)
@@ -76,9 +76,11 @@ def question_across_runs(
 
     ``scores`` (run id -> :func:`score_run` output) avoids rescoring runs a caller already scored.
     """
+    runs = list(runs)
+    scores = {**(scores or {}), **score_runs([r for r in runs if not scores or r.run_id not in scores])}
     rows = []
     for run in runs:
-        full = scores[run.run_id] if scores and run.run_id in scores else score_run(run)
+        full = scores[run.run_id]
         s = full.filter(pl.col("qid") == qid)
         if s.height:
             rows.append({"run_id": run.run_id, "label": run.label, "created": run.manifest.created,

@@ -17,6 +17,18 @@ def test_cached_scores_equal_fresh_ones(runs_copy: Path) -> None:
     assert score_run(run, cache=False).equals(first)
 
 
+def test_scoring_runs_side_by_side_gives_each_run_its_own_scores(runs_copy: Path) -> None:
+    from evalcore.scoring import score_runs
+
+    runs = load_runs(runs_copy).runs
+    together = score_runs(runs.values(), workers=4)
+    assert list(together) == list(runs)
+    for run_id, run in runs.items():
+        assert together[run_id].equals(score_run(run, cache=False)), run_id
+    # Distinct runs really differ (a mix-up between threads would not go unseen).
+    assert not together["2026-10-05-bm25"].equals(together[RUN])
+
+
 def test_editing_a_run_file_invalidates_its_cached_scores(runs_copy: Path) -> None:
     run = load_runs(runs_copy).runs[RUN]
     before = score_run(run).filter(score_run(run)["qid"] == "hv-017")["abstention"].item()
