@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from evalcore.cache import file_key, read_frames, write_frames
 from evalcore.errors import InputError, Problem, Problems, short
 from evalcore.jsonl import field_path, iter_jsonl, loads_strict, validate_line
+from evalcore.retrieval import preload
 from evalcore.schema import ResultRecord, RunManifest
 from evalcore.testset import TestSet, read_testset
 
@@ -129,6 +130,10 @@ _FRAMES = ("results", "retrieved", "claims", "external")
 def _cache_read(path: Path) -> dict[str, pl.DataFrame] | None:
     """A results file's validated, flattened frames, if cached (see :mod:`evalcore.cache`)."""
     hit = read_frames(path, "results", _FRAMES)
+    if hit is None:
+        # A results file never parsed before has never been scored either: the compiled kernel
+        # (about a second to load) loads in the background while it is parsed.
+        preload()
     return None if hit is None else hit[0]
 
 

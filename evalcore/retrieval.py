@@ -73,13 +73,17 @@ def _compiled_before(source: Path) -> bool:
 def preload() -> None:
     """Load the compiled kernel on a background thread while the caller reads files (which releases
     the interpreter lock), so the first :func:`evaluate` does not wait for it."""
-    if not _KERNEL_READY:
-        threading.Thread(target=kernel, name="evalcore-kernel", daemon=True).start()
+    with _PRELOAD_LOCK:
+        if not _KERNEL_READY and not _PRELOADING:
+            _PRELOADING.append(True)
+            threading.Thread(target=kernel, name="evalcore-kernel", daemon=True).start()
 
 
 _KERNEL_LOCK = threading.Lock()
 _log = logging.getLogger("evalcore")
 _KERNEL_READY: list[bool] = []
+_PRELOAD_LOCK = threading.Lock()
+_PRELOADING: list[bool] = []
 
 
 def categorical(*cols: pl.Series) -> list[pl.Series]:
