@@ -12,6 +12,7 @@ import streamlit as st
 
 from dashboard import data, state
 from dashboard.frame import complain, need_runs, setup, show_problems
+from dashboard.render import plot_text, plot_texts
 
 frame = setup("Overview", ":material/dashboard:")
 show_problems(frame)
@@ -58,8 +59,8 @@ if chosen:
     for m in chosen:
         part = tr.filter(tr["metric"] == m)
         fig.add_trace(go.Scatter(
-            x=part["created"].to_list(), y=part["mean"].to_list(), name=m, mode="lines+markers",
-            text=part["label"].to_list(), hovertemplate="%{text}<br>%{y:.3f}<extra>" + m + "</extra>",
+            x=part["created"].to_list(), y=part["mean"].to_list(), name=plot_text(m), mode="lines+markers",
+            text=plot_texts(part["label"]), hovertemplate="%{text}<br>%{y:.3f}<extra>" + plot_text(m) + "</extra>",
             error_y={"type": "data", "symmetric": False,
                      "array": (part["ci_high"] - part["mean"]).to_list(),
                      "arrayminus": (part["mean"] - part["ci_low"]).to_list()},

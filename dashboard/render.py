@@ -4,7 +4,9 @@ with ``unsafe_allow_html``."""
 
 from __future__ import annotations
 
+import html
 import re
+from collections.abc import Iterable
 
 import polars as pl
 import streamlit as st
@@ -23,6 +25,23 @@ def md_escape(text: str | None) -> str:
     if not text:
         return ""
     return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", "  \n")
+
+
+def plot_text(text: str) -> str:
+    """Text shown literally by plotly, which reads a subset of HTML in labels, titles and hover text
+    (``<a href>`` becomes a clickable link, ``<b>`` bold). Tag values, metric names from imported
+    scores and run labels come from run files, so they are entity-escaped; plotly decodes
+    ``&lt;``, ``&gt;`` and ``&amp;`` back to the characters.
+
+    >>> plot_text('<a href="https://x">x</a> & y')
+    '&lt;a href="https://x"&gt;x&lt;/a&gt; &amp; y'
+    """
+    return html.escape(text, quote=False)
+
+
+def plot_texts(values: Iterable[object]) -> list[str]:
+    """:func:`plot_text` of each value."""
+    return [plot_text(str(v)) for v in values]
 
 
 def md_code(text: str | None) -> str:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from dashboard import data, state
 from dashboard.frame import complain, need_runs, setup
-from dashboard.render import md_escape
+from dashboard.render import md_escape, plot_text, plot_texts
 
 # One chart at a time: each plotly chart costs the browser about half a second to draw, and the
 # heatmap alone already carries mean, CI and n per cell.
@@ -77,7 +77,7 @@ if vs is None:
         mean = cell.pivot(on="metric", index="slice", values="mean").sort("slice")
         text = cell.pivot(on="metric", index="slice", values="text").sort("slice")
         fig = go.Figure(go.Heatmap(
-            z=mean.select(metrics).to_numpy(), x=metrics, y=mean["slice"].to_list(), zmin=0, zmax=1,
+            z=mean.select(metrics).to_numpy(), x=plot_texts(metrics), y=plot_texts(mean["slice"]), zmin=0, zmax=1,
             colorscale="Blues", text=text.select(metrics).to_numpy(), texttemplate="%{text}",
             hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>", colorbar={"title": "mean"},
         ))
@@ -90,13 +90,14 @@ if vs is None:
         bars = table.filter(pl.col("metric") == focus).sort("slice")
         # graph_objects, not plotly.express: express pulls in pandas and its own import (~2 s on a cold start).
         bar = go.Figure(go.Bar(
-            x=bars["slice"].to_list(), y=bars["mean"].to_list(), text=[f"n={n}" for n in bars["n"].to_list()],
+            x=plot_texts(bars["slice"]), y=bars["mean"].to_list(), text=[f"n={n}" for n in bars["n"].to_list()],
             error_y={"type": "data", "symmetric": False, "array": (bars["ci_high"] - bars["mean"]).to_list(),
                      "arrayminus": (bars["mean"] - bars["ci_low"]).to_list()},
             marker_pattern_shape=["/" if s else "" for s in bars["small"].to_list()],
             textposition="inside", insidetextanchor="start", hovertemplate="%{x}: %{y:.3f} (%{text})<extra></extra>",
         ))
-        bar.update_layout(yaxis_title=f"{focus} (95% CI)", xaxis_title=by, height=360, margin={"t": 10, "b": 10})
+        bar.update_layout(yaxis_title=plot_text(f"{focus} (95% CI)"), xaxis_title=plot_text(by), height=360,
+                          margin={"t": 10, "b": 10})
         st.plotly_chart(bar, key="bd_bar")
     st.dataframe(table, hide_index=True, column_config={
         c: st.column_config.NumberColumn(format="%.3f") for c in ("mean", "ci_low", "ci_high")})
@@ -113,7 +114,7 @@ else:
     text = cell.pivot(on="metric", index="slice", values="text").sort("slice")
     lim = max(0.05, float(cell["good"].abs().max() or 0))
     fig = go.Figure(go.Heatmap(
-        z=good.select(metrics).to_numpy(), x=metrics, y=good["slice"].to_list(), zmin=-lim, zmax=lim,
+        z=good.select(metrics).to_numpy(), x=plot_texts(metrics), y=plot_texts(good["slice"]), zmin=-lim, zmax=lim,
         colorscale="RdBu", text=text.select(metrics).to_numpy(), texttemplate="%{text}",
         hovertemplate="%{y} · %{x}<extra></extra>",
     ))

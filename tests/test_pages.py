@@ -80,6 +80,19 @@ def test_a_broken_run_is_listed_and_the_others_still_render(monkeypatch: pytest.
     assert at.dataframe[0].value.shape[0] > 0, "Compare still works on the runs that loaded"
 
 
+def test_run_labels_reach_the_trend_chart_escaped_for_plotly(monkeypatch: pytest.MonkeyPatch, runs_copy: Path) -> None:
+    # plotly turns <a href> in hover text into a link; a run label is the user's file content.
+    label = '<a href="https://evil.invalid/">Evil</a> & co'
+    manifest = json.loads((runs_copy / BASE / "run.json").read_text())
+    manifest["label"] = label
+    (runs_copy / BASE / "run.json").write_text(json.dumps(manifest))
+    at = open_page(monkeypatch, folder=runs_copy)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    texts_shown = {t for trace in spec["data"] for t in trace["text"]}
+    assert '&lt;a href="https://evil.invalid/"&gt;Evil&lt;/a&gt; &amp; co' in texts_shown
+    assert not any("<a" in t for t in texts_shown)
+
+
 # ------------------------------------------------------------------ breakdown
 
 

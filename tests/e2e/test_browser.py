@@ -58,6 +58,8 @@ PAYLOADS = {
     "question": "Why? <script>window.__pwned='question'</script>",
     "chunk": "Chunk <img src=x onerror=\"window.__pwned='chunk'\"> text",
     "answer": "Answer <script>window.__pwned='answer'</script> <img src=y onerror=\"window.__pwned='answer-img'\">",
+    # plotly reads <a href> and <b> in labels: a tag value shows up as an axis label on Breakdown.
+    "topic": '<a href="https://evil.invalid/">evil</a> <b>bold</b>',
 }
 
 
@@ -69,6 +71,7 @@ def _hostile_runs(tmp: Path) -> Path:
     for rec in lines:
         if rec["qid"] == "hv-026":
             rec["question"] = PAYLOADS["question"]
+            rec["tags"]["topic"] = PAYLOADS["topic"]
     ts.write_text("".join(json.dumps(r) + "\n" for r in lines))
     for run_id in (BASE, CAND):
         path = runs / run_id / "results.jsonl"
@@ -101,6 +104,13 @@ def test_script_and_img_payloads_render_as_text_and_run_nothing(page, tmp_path: 
                 assert "Label <img src=z onerror=" in body, "the run label is shown as text"
                 assert "Answer <script>window.__pwned='answer'</script>" in body, "the answer is shown as text"
                 assert "Chunk <img src=x onerror=" in body, "the chunk is shown as text"
+        for path in ("/Breakdown?by=topic", "/Breakdown?by=topic&chart=bars&bar=R@5"):
+            page.goto(url + path)
+            wait_rendered(page)
+            page.wait_for_selector("g.xtick text")
+            assert page.locator("svg a").count() == 0, "no link made from a tag value"
+            labels = page.evaluate("[...document.querySelectorAll('svg text')].map(t => t.textContent)")
+            assert PAYLOADS["topic"] in labels, "the tag value is an axis label, shown as text"
     assert dialogs == []
 
 
