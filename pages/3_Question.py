@@ -72,7 +72,8 @@ if "q_run" in st.session_state and st.session_state["q_run"] not in run_ids:
     del st.session_state["q_run"]
 state.default("q_run", run_ids[-1])
 # One run at a time: with many runs, rendering every run's chunks at once would be slow to read and load.
-run_id = st.segmented_control("Run", run_ids, key="q_run", format_func=lambda r: runs[r].label)
+# Option labels of a segmented control are markdown: a run label must not become a link or an image.
+run_id = st.segmented_control("Run", run_ids, key="q_run", format_func=lambda r: md_escape(runs[r].label))
 state.publish("question", {"qid": qid, "k": k if k != 5 else None, "heldout": held, "run": run_id})
 d = data.detail(frame.fkey, run_id or run_ids[-1], qid, k, frame.key)
 if d is not None:

@@ -82,7 +82,9 @@ def _hostile_runs(tmp: Path) -> Path:
                 rec["retrieved"][0]["text"] = PAYLOADS["chunk"]
         path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     manifest = json.loads((runs / BASE / "run.json").read_text())
-    manifest["label"] = "Label <img src=z onerror=\"window.__pwned='label'\">"
+    # Markdown too: some widgets (the Question page's run switch) render their option labels as markdown.
+    manifest["label"] = ("Label <img src=z onerror=\"window.__pwned='label'\"> [link](https://evil.invalid/) "
+                         "![pixel](https://evil.invalid/p.png)")
     (runs / BASE / "run.json").write_text(json.dumps(manifest))
     return runs
 
@@ -98,6 +100,11 @@ def test_script_and_img_payloads_render_as_text_and_run_nothing(page, tmp_path: 
             page.wait_for_timeout(1000)
             assert page.evaluate("window.__pwned") is None, "no payload ran"
             assert page.locator("img[src='x'], img[src='y'], img[src='z']").count() == 0, "no injected element"
+            assert page.locator("img[src*='evil.invalid']").count() == 0, "no image loaded from a run label"
+            # A bare URL may be linked (as GitHub does), showing the address itself; a link whose text
+            # hides where it goes must not be made from run text.
+            links = page.eval_on_selector_all("a[href*='evil.invalid']", "els => els.map(e => e.textContent)")
+            assert all(t.startswith("https://evil.invalid/") for t in links), links
             body = page.inner_text("body")
             assert "Why? <script>window.__pwned='question'</script>" in body, "the question is shown as text"
             if path.startswith("/Compare"):
