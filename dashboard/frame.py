@@ -85,12 +85,13 @@ def complain(messages: list[str]) -> None:
         st.warning(md_escape(m), icon=":material/link_off:")
 
 
-def link_to_question(qid: str, label: str | None = None) -> None:
+def link_to_question(qid: str) -> None:
     """A link to the Question page for ``qid`` (works from every page, and in a new tab)."""
     from urllib.parse import urlencode
 
-    text = label or f"Open {qid} across every run"
+    # A page link's label is markdown, and a qid is the test set's text.
+    text = md_escape(f"Open {qid} across every run")
     try:
         st.page_link("pages/3_Question.py", label=text, icon=":material/history:", query_params={"qid": qid})
     except st.errors.StreamlitPageNotFoundError:
-        st.markdown(f"[{md_escape(text)}](Question?{urlencode({'qid': qid})})")
+        st.markdown(f"[{text}](Question?{urlencode({'qid': qid})})")

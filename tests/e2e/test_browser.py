@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -63,9 +64,15 @@ PAYLOADS = {
 }
 
 
+# A question id is the test set's text too; it shows up in the "Open … across every run" page link.
+HOSTILE_QID = "hv-027 ![q](https://evil.invalid/q.png)"
+
+
 def _hostile_runs(tmp: Path) -> Path:
     runs = tmp / "runs"
     shutil.copytree(SAMPLE, runs)
+    for path in [runs / "testset.jsonl", *runs.glob("*/results.jsonl")]:
+        path.write_text(path.read_text().replace('"qid": "hv-027"', json.dumps({"qid": HOSTILE_QID})[1:-1]))
     ts = runs / "testset.jsonl"
     lines = [json.loads(x) for x in ts.read_text().splitlines()]
     for rec in lines:
@@ -94,18 +101,23 @@ def test_script_and_img_payloads_render_as_text_and_run_nothing(page, tmp_path: 
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     with dashboard(runs) as url:
-        for path in (f"/Compare?base={BASE}&cand={CAND}&qid=hv-026", "/Question?qid=hv-026"):
+        hostile = urllib.parse.quote(HOSTILE_QID)
+        for path in (f"/Compare?base={BASE}&cand={CAND}&qid=hv-026", "/Question?qid=hv-026",
+                     f"/Compare?base={BASE}&cand={CAND}&qid={hostile}&status=unchanged&status=improved&status=regressed&status=mixed"):
             page.goto(url + path)
             wait_rendered(page)
             page.wait_for_timeout(1000)
             assert page.evaluate("window.__pwned") is None, "no payload ran"
             assert page.locator("img[src='x'], img[src='y'], img[src='z']").count() == 0, "no injected element"
-            assert page.locator("img[src*='evil.invalid']").count() == 0, "no image loaded from a run label"
+            assert page.locator("img[src*='evil.invalid']").count() == 0, "no image loaded from run text (label, qid)"
             # A bare URL may be linked (as GitHub does), showing the address itself; a link whose text
             # hides where it goes must not be made from run text.
-            links = page.eval_on_selector_all("a[href*='evil.invalid']", "els => els.map(e => e.textContent)")
+            links = page.eval_on_selector_all("a[href^='https://evil.invalid']", "els => els.map(e => e.textContent)")
             assert all(t.startswith("https://evil.invalid/") for t in links), links
             body = page.inner_text("body")
+            if "hv-027" in path:
+                assert f"Open {HOSTILE_QID} across every run" in body, "the question id is shown as text"
+                continue
             assert "Why? <script>window.__pwned='question'</script>" in body, "the question is shown as text"
             if path.startswith("/Compare"):
                 assert "Label <img src=z onerror=" in body, "the run label is shown as text"
