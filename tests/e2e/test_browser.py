@@ -59,6 +59,7 @@ PAYLOADS = {
     "question": "Why? <script>window.__pwned='question'</script>",
     "chunk": "Chunk <img src=x onerror=\"window.__pwned='chunk'\"> text",
     "answer": "Answer <script>window.__pwned='answer'</script> <img src=y onerror=\"window.__pwned='answer-img'\">",
+    "claim": "Claim <img src=c onerror=\"window.__pwned='claim'\"> made",
     # plotly reads <a href> and <b> in labels: a tag value shows up as an axis label on Breakdown.
     "topic": '<a href="https://evil.invalid/">evil</a> <b>bold</b>',
 }
@@ -87,6 +88,9 @@ def _hostile_runs(tmp: Path) -> Path:
             if rec["qid"] == "hv-026":
                 rec["answer"] = PAYLOADS["answer"]
                 rec["retrieved"][0]["text"] = PAYLOADS["chunk"]
+                # A supported claim quoting the hostile markup: the quote is highlighted inside the chunk.
+                rec["judge"]["claims"] = [{"claim": PAYLOADS["claim"], "verdict": "SUPPORTED",
+                                           "quote": "<img src=x onerror", "chunk_id": rec["retrieved"][0]["chunk_id"]}]
         path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     manifest = json.loads((runs / BASE / "run.json").read_text())
     # Markdown too: some widgets (the Question page's run switch) render their option labels as markdown.
@@ -108,7 +112,7 @@ def test_script_and_img_payloads_render_as_text_and_run_nothing(page, tmp_path: 
             wait_rendered(page)
             page.wait_for_timeout(1000)
             assert page.evaluate("window.__pwned") is None, "no payload ran"
-            assert page.locator("img[src='x'], img[src='y'], img[src='z']").count() == 0, "no injected element"
+            assert page.locator("img[src='x'], img[src='y'], img[src='z'], img[src='c']").count() == 0, "no injected element"
             assert page.locator("img[src*='evil.invalid']").count() == 0, "no image loaded from run text (label, qid)"
             # A bare URL may be linked (as GitHub does), showing the address itself; a link whose text
             # hides where it goes must not be made from run text.
@@ -123,6 +127,7 @@ def test_script_and_img_payloads_render_as_text_and_run_nothing(page, tmp_path: 
                 assert "Label <img src=z onerror=" in body, "the run label is shown as text"
                 assert "Answer <script>window.__pwned='answer'</script>" in body, "the answer is shown as text"
                 assert "Chunk <img src=x onerror=" in body, "the chunk is shown as text"
+                assert "Claim <img src=c onerror=" in body, "the claim is shown as text"
         for path in ("/Breakdown?by=topic", "/Breakdown?by=topic&chart=bars&bar=R@5"):
             page.goto(url + path)
             wait_rendered(page)
