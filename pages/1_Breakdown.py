@@ -99,7 +99,9 @@ if vs is None:
         bar.update_layout(yaxis_title=plot_text(f"{focus} (95% CI)"), xaxis_title=plot_text(by), height=360,
                           margin={"t": 10, "b": 10})
         st.plotly_chart(bar, key="bd_bar")
-    st.dataframe(table, hide_index=True, column_config={
+    # A metric that does not apply to a slice (retrieval on unanswerable questions) has n = 0: it
+    # shows as "–" in the chart and is left out of the table, where it would be a row of blanks.
+    st.dataframe(table.filter(pl.col("n") > 0), hide_index=True, column_config={
         c: st.column_config.NumberColumn(format="%.3f") for c in ("mean", "ci_low", "ci_high")})
 else:
     st.caption(f"**{md_escape(frame.label(run_id))}** vs baseline **{md_escape(frame.label(vs))}** — mean paired delta per slice; "
@@ -120,5 +122,5 @@ else:
     ))
     fig.update_layout(height=120 + 48 * len(slices), margin={"t": 10, "b": 10}, yaxis_autorange="reversed", xaxis_side="top")
     st.plotly_chart(fig, key="bd_delta_heat")
-    st.dataframe(table.sort("slice", maintain_order=True), hide_index=True, column_config={
+    st.dataframe(table.filter(pl.col("n") > 0).sort("slice", maintain_order=True), hide_index=True, column_config={
         c: st.column_config.NumberColumn(format="%.3f") for c in ("baseline", "candidate", "delta", "ci_low", "ci_high", "p", "p_holm")})
