@@ -19,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-CACHE_VERSION = "4"  # 4: Arrow IPC (was parquet); parquet results and test sets cached too
+CACHE_VERSION = "5"  # 5: a test case may state `answerable`; 4: Arrow IPC (was parquet)
 
 
 def cache_dir() -> Path:

@@ -108,18 +108,24 @@ def import_ragas(path: str | Path, out: str | Path, *, run_id: str | None = None
     if problems:
         raise InputError(problems)
     rid = run_id or path.stem
+    labeled = any("reference_contexts" in r and r["reference_contexts"] is not None for r in rows)
     metric_cols = sorted({k for r in rows for k in r} - RAGAS_TEXT_COLUMNS)
     cases, records = [], []
     for i, r in enumerate(rows, start=1):
         qid = f"ragas-{i:05d}"
         ref_ctx = r.get("reference_contexts") or []
-        cases.append({
+        case: dict[str, Any] = {
             "qid": qid, "question": r["user_input"],
             # Ragas has no chunk labels; reference contexts, where present, become the relevant set.
             "relevant": {chunk_id_for(t): 1 for t in ref_ctx},
             "reference_answer": r.get("reference"),
             "tags": {"type": "unknown", "topic": "unknown", "source": "real"},
-        })
+        }
+        if not labeled:
+            # No labels at all is not "the corpus cannot answer": Ragas samples are questions with
+            # a reference answer. They stay answerable; their retrieval is unscored, not scored 0.
+            case["answerable"] = True
+        cases.append(case)
         ctx = list(dict.fromkeys(r["retrieved_contexts"]))
         ext = {}
         for m in metric_cols:
@@ -138,9 +144,10 @@ def import_ragas(path: str | Path, out: str | Path, *, run_id: str | None = None
     ts = out / "testset.jsonl"
     _write_testset(ts, cases)
     notes = None
-    if not any(c["relevant"] for c in cases):
+    if not labeled:
         notes = ("The export has no reference_contexts: no question has labeled chunks, so evalcore's retrieval "
-                 "metrics and abstention do not apply; use the external Ragas scores, or add labels to testset.jsonl.")
+                 "metrics are not computed (the questions count as answerable, with no labels); use the external "
+                 "Ragas scores, or add labels to testset.jsonl.")
     with RunWriter(out / rid, testset=ts, run_id=rid, label=f"{rid} (imported from Ragas)", notes=notes,
                    created=datetime.now(UTC), system={"imported_from": "ragas"},
                    external_metrics={m: "ragas" for m in metric_cols}) as w:

@@ -11,7 +11,16 @@ import math
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 SCHEMA_VERSION = 1
 
@@ -90,6 +99,22 @@ class TestCase(_Strict):
     tags: Tags
     split: Literal["dev", "heldout"] = "dev"
     must_pass: StrictBool = False
+    answerable: StrictBool | None = Field(
+        default=None,
+        description=(
+            "Can the corpus answer the question? Left out, it follows from `relevant` (a grade >= 1). "
+            "Set true for an answerable question whose chunks are not labeled yet: its answer is "
+            "scored, its retrieval is not (there is nothing to score it against)."
+        ),
+    )
+
+    @field_validator("answerable")
+    @classmethod
+    def _answerable_agrees_with_labels(cls, value: bool | None, info: ValidationInfo) -> bool | None:
+        if value is False and any(g >= 1 for g in (info.data.get("relevant") or {}).values()):
+            msg = "false, but relevant lists a chunk with grade >= 1 (drop answerable, or the label)"
+            raise ValueError(msg)
+        return value
 
 
 # --------------------------------------------------------------------------- run manifest

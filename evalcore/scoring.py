@@ -1,7 +1,8 @@
 """Score a run: one row per question, one column per metric, and means per slice with CIs.
 
-Retrieval metrics are computed on answerable questions only (unanswerable ones have no relevant
-chunk; they are scored on the answer side, by abstention). Means are per question (macro); the
+Retrieval metrics are computed on answerable questions with labels only (unanswerable ones have no
+relevant chunk; they are scored on the answer side, by abstention; an answerable question whose
+chunks are not labeled yet has null retrieval metrics). Means are per question (macro); the
 per-question vectors are kept because they feed the confidence intervals and the paired tests.
 """
 
@@ -26,7 +27,7 @@ GENERATION_METRICS = ("faithfulness", "correctness", "relevance", "abstention", 
 
 def score_run(run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *, cache: bool = True) -> pl.DataFrame:
     """Per-question scores of ``run``: ``qid``, every retrieval measure (null on unanswerable
-    questions), the generation metrics (null where not applicable), ``unverified_quotes``, and any
+    questions and on answerable ones with no labeled chunk), the generation metrics (null where not applicable), ``unverified_quotes``, and any
     imported external score as ``ext:<name>``.
 
     Results are kept on disk beside the JSONL conversion cache, keyed by the results file (path,
@@ -55,7 +56,10 @@ def score_runs(runs: Iterable[Run], measures: Iterable[Measure | str] = DEFAULT_
 
 def _score(run: Run, ms: list[Measure]) -> pl.DataFrame:
     cases = run.testset.cases
-    answerable = run.results.join(cases.filter(pl.col("answerable")).select("qid"), on="qid", how="semi")["qid"]
+    # Retrieval is scored where there are labels to score it against: answerable questions with a
+    # relevant chunk. (An answerable question whose chunks are not labeled yet gets nulls, not 0s.)
+    labeled = cases.filter(pl.col("answerable") & (pl.col("n_relevant") > 0)).select("qid")
+    answerable = run.results.join(labeled, on="qid", how="semi")["qid"]
     ret = evaluate(run.retrieved, run.testset.qrels, ms, qids=answerable)
     gen = generation_scores(run.results, run.claims, run.retrieved, cases)
     out = run.results.select("qid").join(ret, on="qid", how="left").join(gen, on="qid", how="left")

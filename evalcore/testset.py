@@ -107,6 +107,8 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
             continue
         seen[case.qid] = lineno
         n_rel = sum(1 for g in case.relevant.values() if g >= 1)
+        # Stated, or else implied by the labels. Answerable with no label = not labeled yet.
+        answerable = case.answerable if case.answerable is not None else n_rel > 0
         cases.append(
             {
                 "qid": case.qid,
@@ -118,7 +120,7 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
                 "source": case.tags.source,
                 "split": case.split,
                 "must_pass": case.must_pass,
-                "answerable": n_rel > 0,
+                "answerable": answerable,
                 "n_relevant": n_rel,
             }
         )
@@ -129,7 +131,7 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
             "source": case.tags.source,
             "split": case.split,
             "must_pass": str(case.must_pass).lower(),
-            "answerable": str(n_rel > 0).lower(),
+            "answerable": str(answerable).lower(),
         }
         tags.extend((case.qid, k, v) for k, v in builtin.items())
         for key, value in (case.tags.model_extra or {}).items():

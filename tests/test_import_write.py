@@ -54,6 +54,51 @@ def test_ragas_csv_import_keeps_metrics_as_external_scores(tmp_path: Path) -> No
     assert run.manifest.external_metrics == {"context_precision": "ragas", "faithfulness": "ragas"}
 
 
+def test_an_answerable_question_without_labels_scores_its_answer_but_not_its_retrieval(tmp_path: Path) -> None:
+    from evalcore import summarize
+    from helpers import case, write_jsonl
+
+    ts = write_jsonl(tmp_path / "testset.jsonl", [
+        case("labeled", {"c1": 1}),
+        case("unlabeled", answerable=True),  # answerable, chunks not labeled yet
+        case("unanswerable"),
+    ])
+    with RunWriter(tmp_path / "run", testset=ts) as w:
+        for qid in ("labeled", "unlabeled", "unanswerable"):
+            w.add(qid, retrieved=[{"chunk_id": "c2", "score": 2.0}, {"chunk_id": "c1", "score": 1.0}],
+                  answer="I don't know." if qid == "unlabeled" else "An answer.",
+                  judge={"claims": [], "correctness": "incorrect"})
+    run = load_run(tmp_path / "run")
+    scores = {r["qid"]: r for r in score_run(run).iter_rows(named=True)}
+    assert scores["labeled"]["RR@10"] == 0.5
+    assert scores["unlabeled"]["RR@10"] is None, "no labels: unscored, not 0"
+    assert scores["unlabeled"]["false_refusal"] == 1.0 and scores["unlabeled"]["abstention"] is None
+    assert scores["unlabeled"]["correctness"] == 0.0, "its answer is still judged"
+    assert scores["unanswerable"]["abstention"] == 0.0 and scores["unanswerable"]["RR@10"] is None
+    means = {r["metric"]: r for r in summarize(score_run(run), run.testset).iter_rows(named=True)}
+    assert means["RR@10"]["n"] == 1 and means["RR@10"]["mean"] == 0.5
+    assert means["false_refusal"]["n"] == 2
+
+
+def test_ragas_export_without_reference_contexts_keeps_questions_answerable(tmp_path: Path) -> None:
+    csv = tmp_path / "ragas.csv"
+    pl.DataFrame({
+        "user_input": ["What is the Team plan's retention?", "Tape support?"],
+        "retrieved_contexts": [str(["The Team plan keeps snapshots for 90 days."]), str(["Nothing."])],
+        "response": ["90 days.", "I don't know."],
+        "reference": ["90 days", "Not documented"],
+        "faithfulness": [1.0, 0.0],
+    }).write_csv(csv)
+    assert main(["import", "ragas", str(csv), "--out", str(tmp_path / "out"), "--run-id", "r"]) == 0
+    run = load_run(tmp_path / "out" / "r")
+    assert run.testset.cases["answerable"].to_list() == [True, True]
+    scores = score_run(run).sort("qid")
+    assert scores["R@5"].to_list() == [None, None], "no labels: retrieval unscored, not 0"
+    assert scores["abstention"].to_list() == [None, None], "not scored as unanswerable questions"
+    assert scores["false_refusal"].to_list() == [0.0, 1.0]
+    assert "no reference_contexts" in (run.manifest.notes or "")
+
+
 def test_run_writer_validates_each_record_and_never_overwrites(tmp_path: Path) -> None:
     ts = SAMPLE / "testset.jsonl"
     w = RunWriter(tmp_path / "r1", testset=ts)

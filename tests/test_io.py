@@ -112,6 +112,7 @@ def test_testset_hash_mismatch_is_a_warning_naming_both_hashes(runs_copy: Path) 
         ('{"qid": "q1", "question": "x", "relevant": {"c1": 1, "c1": 2}, "tags": {"type": "a", "topic": "b", "source": "real"}}',
          "appears twice"),
         (json.dumps(case("q1", tags={"type": "lookup", "topic": "t", "source": "scraped"})), "'real' or 'synthetic'"),
+        (json.dumps(case("q1", {"c1": 2}, answerable=False)), "field 'answerable'"),
     ],
 )
 def test_bad_test_set_lines(tmp_path: Path, line: str, message: str) -> None:
