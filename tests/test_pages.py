@@ -71,6 +71,18 @@ def test_overview_run_from_link_and_unknown_run_message(monkeypatch: pytest.Monk
     assert "'run=no-such-run' in the link does not exist" in texts(at)
 
 
+def test_overview_says_when_answerable_questions_have_no_labels(monkeypatch: pytest.MonkeyPatch, runs_copy: Path) -> None:
+    path = runs_copy / "testset.jsonl"
+    cases = [json.loads(x) for x in path.read_text().splitlines()]
+    for c in cases[:3]:
+        c["relevant"], c["answerable"] = {}, True
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    at = open_page(monkeypatch, folder=runs_copy)
+    assert "3 answerable question(s) have no labeled chunk yet" in texts(at)
+    shown = at.dataframe[1].value.set_index("metric")
+    assert shown.loc["R@5", "n"] == 124 - 3 and shown.loc["correctness", "n"] == 124
+
+
 def test_a_broken_run_is_listed_and_the_others_still_render(monkeypatch: pytest.MonkeyPatch, runs_copy: Path) -> None:
     (runs_copy / "2026-10-05-bm25" / "results.jsonl").write_text('{"qid": "hv-001", "retrieved": [}\n')
     at = open_page(monkeypatch, folder=runs_copy)
