@@ -61,6 +61,9 @@ if case["split"] == "heldout":
 st.markdown("**Reference answer:** " + (md_escape(case["reference_answer"]) or ":gray[(none)]"))
 
 history = data.across_runs(frame.fkey, qid, frame.key)
+# Metrics that apply to no run of this question (retrieval on an unanswerable one) are left out:
+# they would be columns of None in front of the ones that matter.
+history = history.select([c for c in history.columns if history[c].null_count() < history.height])
 metrics = [m for m in ("R@5", "nDCG@10", "RR@10", "faithfulness", "correctness", "abstention") if m in history.columns]
 # Streamlit's own line chart: the page stays light (a plotly chart here cost ~1.5 s on a cold load).
 st.line_chart(history.select("created", *metrics).to_pandas().set_index("created"), height=260,

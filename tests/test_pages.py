@@ -228,6 +228,10 @@ def test_question_page_shows_every_run(monkeypatch: pytest.MonkeyPatch, runs) ->
     assert list(history["run_id"]) == list(runs)
     assert at.get("button_group"), "a run picker"
     assert "Retrieved chunks" in texts(at)
+    assert "R@5" in history.columns and "abstention" not in history.columns, "only what applies to an answerable one"
+    at = open_page(monkeypatch, "pages/3_Question.py", qid="hv-017")  # unanswerable
+    history = at.dataframe[0].value
+    assert "abstention" in history.columns and "R@5" not in history.columns
     at = open_page(monkeypatch, "pages/3_Question.py", qid="hv-999")
     assert "'qid=hv-999' in the link does not exist" in texts(at)
 
