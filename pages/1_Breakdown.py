@@ -68,7 +68,13 @@ if held:
 if vs is None:
     st.caption(f"**{md_escape(frame.label(run_id))}** — mean per question with bootstrap 95% CI; n per cell; "
                "† marks a slice of fewer than 30 questions (its mean is unreliable).")
-    chart = st.segmented_control("Chart", list(CHARTS), key="bd_chart", format_func=CHARTS.get) or "heatmap"
+    def _keep_a_chart() -> None:  # clicking the selected segment would otherwise select nothing
+        if st.session_state.get("bd_chart") is None:
+            st.session_state["bd_chart"] = st.session_state.get("_bd_chart_last", "heatmap")
+
+    chart = st.segmented_control("Chart", list(CHARTS), key="bd_chart", format_func=CHARTS.get,
+                                 on_change=_keep_a_chart) or "heatmap"
+    st.session_state["_bd_chart_last"] = chart
     if chart == "heatmap":
         cell = table.with_columns(text=pl.Series([
             f"{r['mean']:.3f}{' †' if r['small'] else ''}<br>{r['ci_low']:.2f}–{r['ci_high']:.2f}<br>n={r['n']}"

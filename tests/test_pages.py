@@ -149,6 +149,8 @@ def test_breakdown_draws_one_chart_whose_cells_carry_mean_ci_and_n(monkeypatch: 
     at.segmented_control(key="bd_chart").set_value("heatmap").run()
     assert json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["type"] == "heatmap"
     assert "chart" not in at.query_params
+    at.segmented_control(key="bd_chart").set_value(None).run()  # a click on the selected segment
+    assert at.segmented_control(key="bd_chart").value == "heatmap", "one chart stays selected"
 
 
 def test_breakdown_two_runs_shows_deltas_with_holm_p(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
