@@ -48,7 +48,7 @@ with right:
     held = run.testset.cases.filter(run.testset.cases["split"] == "heldout").height
     if held:
         st.caption(f"Means include {held} held-out question(s); per-question views hide them by default.")
-    unlabeled = run.testset.cases.filter(run.testset.cases["answerable"] & (run.testset.cases["n_relevant"] == 0)).height
+    unlabeled = run.testset.n_unlabeled
     if unlabeled:
         st.caption(f"{unlabeled} answerable question(s) have no labeled chunk yet: their answers are scored, their "
                    "retrieval is not (see n per metric).")

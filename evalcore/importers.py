@@ -108,7 +108,7 @@ def import_ragas(path: str | Path, out: str | Path, *, run_id: str | None = None
     if problems:
         raise InputError(problems)
     rid = run_id or path.stem
-    labeled = any("reference_contexts" in r and r["reference_contexts"] is not None for r in rows)
+    labeled = any(r.get("reference_contexts") is not None for r in rows)
     metric_cols = sorted({k for r in rows for k in r} - RAGAS_TEXT_COLUMNS)
     cases, records = [], []
     for i, r in enumerate(rows, start=1):

@@ -77,7 +77,7 @@ def question_across_runs(
     ``scores`` (run id -> :func:`score_run` output) avoids rescoring runs a caller already scored.
     """
     runs = list(runs)
-    scores = {**(scores or {}), **score_runs([r for r in runs if not scores or r.run_id not in scores])}
+    scores = score_runs(runs, known=scores)
     rows = []
     for run in runs:
         full = scores[run.run_id]

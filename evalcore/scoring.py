@@ -20,15 +20,15 @@ from evalcore.io import Run
 from evalcore.measures import DEFAULT_MEASURES, Measure, parse_measures
 from evalcore.retrieval import evaluate
 from evalcore.stats import SMALL_SLICE, bootstrap_ci
-from evalcore.testset import TestSet
+from evalcore.testset import LABELED, TestSet
 
 GENERATION_METRICS = ("faithfulness", "correctness", "relevance", "abstention", "false_refusal", "no_answer")
 
 
 def score_run(run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *, cache: bool = True) -> pl.DataFrame:
     """Per-question scores of ``run``: ``qid``, every retrieval measure (null on unanswerable
-    questions and on answerable ones with no labeled chunk), the generation metrics (null where not applicable), ``unverified_quotes``, and any
-    imported external score as ``ext:<name>``.
+    questions and on answerable ones with no labeled chunk), the generation metrics (null where not
+    applicable), ``unverified_quotes``, and any imported external score as ``ext:<name>``.
 
     Results are kept on disk beside the JSONL conversion cache, keyed by the results file (path,
     mtime, size as read), the test set's sha256, the measures and evalcore's source, so a fresh
@@ -42,25 +42,28 @@ def score_run(run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *,
 
 
 def score_runs(runs: Iterable[Run], measures: Iterable[Measure | str] = DEFAULT_MEASURES, *,
-               workers: int | None = None) -> dict[str, pl.DataFrame]:
+               known: dict[str, pl.DataFrame] | None = None, workers: int | None = None) -> dict[str, pl.DataFrame]:
     """:func:`score_run` for each run (run id -> scores), a few runs at a time on threads: polars and
-    the retrieval kernel release the GIL, so on 2 cores 20 runs score in ~2/3 of the time."""
+    the retrieval kernel release the GIL, so on 2 cores 20 runs score in ~2/3 of the time. Runs in
+    ``known`` (scores a caller already has) are not scored again."""
     runs = list(runs)
+    known = known or {}
+    todo = [r for r in runs if r.run_id not in known]
     ms = [str(m) for m in measures]
-    workers = workers or min(4, os.cpu_count() or 1, max(1, len(runs)))
-    if workers == 1 or len(runs) < 2:
-        return {r.run_id: score_run(r, ms) for r in runs}
-    with ThreadPoolExecutor(workers, thread_name_prefix="evalcore-score") as pool:
-        return dict(zip([r.run_id for r in runs], pool.map(lambda r: score_run(r, ms), runs), strict=True))
+    workers = workers or min(4, os.cpu_count() or 1, max(1, len(todo)))
+    if workers == 1 or len(todo) < 2:
+        fresh = {r.run_id: score_run(r, ms) for r in todo}
+    else:
+        with ThreadPoolExecutor(workers, thread_name_prefix="evalcore-score") as pool:
+            fresh = dict(zip([r.run_id for r in todo], pool.map(lambda r: score_run(r, ms), todo), strict=True))
+    return {r.run_id: known[r.run_id] if r.run_id in known else fresh[r.run_id] for r in runs}
 
 
 def _score(run: Run, ms: list[Measure]) -> pl.DataFrame:
     cases = run.testset.cases
-    # Retrieval is scored where there are labels to score it against: answerable questions with a
-    # relevant chunk. (An answerable question whose chunks are not labeled yet gets nulls, not 0s.)
-    labeled = cases.filter(pl.col("answerable") & (pl.col("n_relevant") > 0)).select("qid")
-    answerable = run.results.join(labeled, on="qid", how="semi")["qid"]
-    ret = evaluate(run.retrieved, run.testset.qrels, ms, qids=answerable)
+    # An answerable question whose chunks are not labeled yet gets null retrieval metrics, not 0s.
+    labeled = run.results.join(cases.filter(LABELED).select("qid"), on="qid", how="semi")["qid"]
+    ret = evaluate(run.retrieved, run.testset.qrels, ms, qids=labeled)
     gen = generation_scores(run.results, run.claims, run.retrieved, cases)
     out = run.results.select("qid").join(ret, on="qid", how="left").join(gen, on="qid", how="left")
     if run.external.height:
@@ -135,8 +138,7 @@ def trend(runs: Sequence[Run], metrics: Sequence[str], *, scores: dict[str, pl.D
     Returns ``run_id, label, created, metric, n, mean, ci_low, ci_high``.
     """
     rows = []
-    missing = [r for r in runs if not scores or r.run_id not in scores]
-    scores = {**(scores or {}), **score_runs(missing)}
+    scores = score_runs(runs, known=scores)
     for run in runs:
         s = scores[run.run_id]
         for m in metrics:

@@ -40,6 +40,10 @@ EVIDENCE_SCHEMA = {
 # Columns of ``cases`` that can be used to slice results, besides free-form tags.
 BUILTIN_SLICES = ("type", "topic", "source", "split", "must_pass", "answerable")
 
+# Questions whose retrieval can be scored: answerable, with a relevant chunk to score it against.
+# (Answerable with no label is "not labeled yet": its answer is scored, its retrieval is not.)
+LABELED = pl.col("answerable") & (pl.col("n_relevant") > 0)
+
 
 @dataclass(frozen=True)
 class TestSet:
@@ -57,6 +61,11 @@ class TestSet:
     @property
     def version(self) -> str:
         return self.sha256[:12]
+
+    @property
+    def n_unlabeled(self) -> int:
+        """Answerable questions with no labeled chunk yet (their retrieval is not scored)."""
+        return self.cases.filter(pl.col("answerable") & ~LABELED).height
 
     def tag_names(self) -> list[str]:
         """Every tag a result can be sliced by, built-in ones first."""
