@@ -57,8 +57,8 @@ def child(tool: str, mode: str, qp: str, rp: str, out: str) -> None:
     if tool == "evalcore":
         import polars as pl
 
-        from evalcore.retrieval import evaluate
-        from evalcore.trec import read_trec
+        from evalcore.metrics.retrieval import evaluate
+        from evalcore.runs.trec import read_trec
 
         if mode == "compute":
             files = read_trec(qp, rp)

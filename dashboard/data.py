@@ -15,9 +15,9 @@ import polars as pl
 import streamlit as st
 
 from evalcore import Comparison, LoadResult, compare, load_runs, score_run, summarize
-from evalcore.io import manifest_summary
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
-from evalcore.scoring import score_runs, trend
+from evalcore.runs.load import manifest_summary
+from evalcore.score import score_runs, trend
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RUNS = ROOT / "sample_runs"

@@ -7,16 +7,15 @@ The public API::
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
+from evalcore._version import __version__
 from evalcore.compare import Comparison, compare
 from evalcore.errors import InputError, Problem
-from evalcore.io import LoadResult, Run, load_run, load_runs
-from evalcore.measures import Measure, parse_measure, parse_measures
-from evalcore.retrieval import evaluate
-from evalcore.scoring import score_run, summarize
-from evalcore.testset import TestSet, read_testset
-from evalcore.writer import RunWriter
+from evalcore.metrics.measures import Measure, parse_measure, parse_measures
+from evalcore.metrics.retrieval import evaluate
+from evalcore.runs.load import LoadResult, Run, load_run, load_runs
+from evalcore.runs.testset import TestSet, read_testset
+from evalcore.runs.writer import RunWriter
+from evalcore.score import score_run, summarize
 
 __all__ = [
     "Comparison", "InputError", "LoadResult", "Measure", "Problem", "Run", "RunWriter", "TestSet",

@@ -75,7 +75,7 @@ def write_frames(source: Path, kind: str, frames: dict[str, pl.DataFrame], meta:
 def code_version() -> str:
     """A hash of evalcore's own source: a cached result computed by other code is never served."""
     h = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
+    for path in sorted(Path(__file__).parent.rglob("*.py")):
         h.update(path.read_bytes())
     return h.hexdigest()
 

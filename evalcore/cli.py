@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from evalcore import __version__
+from evalcore._version import __version__
 from evalcore.errors import InputError, Problem
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -31,7 +31,7 @@ def _print_problems(problems: list[Problem], stream: Any = None) -> None:
 
 def _load_one(path: str) -> Any:
     """A run folder, or ``RUNS_DIR:RUN_ID``/a run id inside ``$RAGTRIAGE_RUNS``."""
-    from evalcore.io import load_runs, read_run
+    from evalcore.runs.load import load_runs, read_run
 
     p = Path(path)
     if p.is_dir() and (p / "run.json").exists():
@@ -64,8 +64,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from evalcore.errors import Problems
-    from evalcore.io import load_runs, read_run
-    from evalcore.testset import read_testset
+    from evalcore.runs.load import load_runs, read_run
+    from evalcore.runs.testset import read_testset
 
     p = Path(args.path)
     if not p.exists():
@@ -92,7 +92,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from evalcore.scoring import metric_columns, score_run, summarize
+    from evalcore.score import metric_columns, score_run, summarize
 
     run = _load_one(args.run)
     measures = args.measures or None
@@ -143,7 +143,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _default_measures() -> list[str]:
-    from evalcore.measures import DEFAULT_MEASURES
+    from evalcore.metrics.measures import DEFAULT_MEASURES
 
     return list(DEFAULT_MEASURES)
 
@@ -171,7 +171,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_trec(args: argparse.Namespace) -> int:
-    from evalcore.trec import format_rows, parse_trec_measures, read_trec, trec_eval
+    from evalcore.runs.trec import read_trec
+    from evalcore.trec_eval import format_rows, parse_trec_measures, trec_eval
 
     measures, skipped = parse_trec_measures(args.measure)
     files = read_trec(args.qrels, args.run)
@@ -183,14 +184,14 @@ def cmd_trec(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from evalcore.importers import import_ragas, import_trec
+    from evalcore.runs.importers import import_ragas, import_trec
 
     if args.source == "trec":
         folder = import_trec(args.qrels, args.run, args.out, run_id=args.run_id)
     else:
         folder = import_ragas(args.file, args.out, run_id=args.run_id)
     print(f"wrote {folder} and {Path(args.out) / 'testset.jsonl'}")
-    from evalcore.io import read_run
+    from evalcore.runs.load import read_run
 
     run = read_run(folder)
     if run and run.manifest.notes:

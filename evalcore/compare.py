@@ -17,11 +17,11 @@ from dataclasses import dataclass
 import polars as pl
 
 from evalcore.cache import cached_frame, code_version
-from evalcore.io import Run
-from evalcore.measures import DEFAULT_MEASURES, Measure
-from evalcore.metrics import metric_info
-from evalcore.retrieval import rank
-from evalcore.scoring import metric_columns, score_run, slice_frame
+from evalcore.metrics.catalogue import metric_info
+from evalcore.metrics.measures import DEFAULT_MEASURES, Measure
+from evalcore.metrics.retrieval import rank
+from evalcore.runs.load import Run
+from evalcore.score import metric_columns, score_run, slice_frame
 from evalcore.stats import SMALL_SLICE, bootstrap_ci, holm, paired_randomization_test
 
 EPS = 1e-12

@@ -29,8 +29,8 @@ from xml.sax.saxutils import quoteattr
 import polars as pl
 
 from evalcore.compare import EPS, Comparison
-from evalcore.measures import parse_measure
-from evalcore.metrics import GENERATION, metric_info
+from evalcore.metrics.catalogue import GENERATION, metric_info
+from evalcore.metrics.measures import parse_measure
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, str]] = {
     "R@5": (0.02, "fail"),

@@ -13,10 +13,10 @@ from typing import Any
 
 import polars as pl
 
-from evalcore.generation import check_quotes
-from evalcore.io import Run
-from evalcore.retrieval import rank
-from evalcore.scoring import score_runs
+from evalcore.metrics.generation import check_quotes
+from evalcore.metrics.retrieval import rank
+from evalcore.runs.load import Run
+from evalcore.score import score_runs
 
 
 @dataclass(frozen=True)

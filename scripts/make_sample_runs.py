@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sample_kb as kb
-from evalcore.writer import RunWriter
+from evalcore.runs.writer import RunWriter
 
 OUT = Path(__file__).resolve().parent.parent / "sample_runs"
 

@@ -12,7 +12,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """Compile the retrieval kernel once, up front: on a fresh machine numba needs several seconds,
     which would otherwise land inside whichever test (or dashboard server) first scores a run. The
     compiled code is cached on disk, so servers started by the browser tests load it."""
-    from evalcore.retrieval import kernel
+    from evalcore.metrics.retrieval import kernel
 
     kernel()
 

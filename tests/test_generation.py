@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalcore.generation import generation_scores, normalise
+from evalcore.metrics.generation import generation_scores, normalise
 
 CHUNK = "The vault keeps  snapshots\nfor 30 days — “daily” backups are pruned."
 

@@ -10,8 +10,8 @@ import pytest
 
 from evalcore import RunWriter, load_run, score_run
 from evalcore.cli import main
-from evalcore.retrieval import evaluate
-from evalcore.trec import read_trec
+from evalcore.metrics.retrieval import evaluate
+from evalcore.runs.trec import read_trec
 from helpers import SAMPLE
 from test_trec_mode import write_trec
 

@@ -139,12 +139,12 @@ def test_validate_command_exit_codes(runs_copy: Path, capsys: pytest.CaptureFixt
 
 
 def test_jsonl_is_converted_once_then_read_from_cache(runs_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import evalcore.io as io
+    import evalcore.runs.load as io
 
     first = load_runs(runs_copy)
     calls = []
-    convert = io._frames_from_records
-    monkeypatch.setattr(io, "_frames_from_records", lambda recs: calls.append(1) or convert(recs))
+    convert = io._read_results_jsonl
+    monkeypatch.setattr(io, "_read_results_jsonl", lambda path, problems: calls.append(1) or convert(path, problems))
     lr = load_runs(runs_copy)
     assert calls == [] and len(lr.runs) == 4
     assert all(lr.runs[r].retrieved.equals(first.runs[r].retrieved) for r in lr.runs)
@@ -199,7 +199,7 @@ def test_parquet_fast_path_gives_the_same_tables_as_line_by_line_validation(tmp_
     from polars.testing import assert_frame_equal
 
     from evalcore import load_run
-    from evalcore.parquet_fast import frames_from_parquet
+    from evalcore.runs.parquet import frames_from_parquet
 
     folder = _as_parquet(tmp_path, runs_copy, run_id)
     fast = frames_from_parquet(pl.read_parquet(folder / "results.parquet"))
@@ -226,7 +226,7 @@ def test_broken_parquet_gets_row_and_field_errors(tmp_path: Path, runs_copy: Pat
 
 
 def test_test_set_is_parsed_once_and_an_edit_is_seen(runs_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import evalcore.testset as tsmod
+    import evalcore.runs.testset as tsmod
 
     path = runs_copy / "testset.jsonl"
     first = read_testset(path)

@@ -9,7 +9,7 @@ from helpers import ROOT
 
 
 def test_evalcore_never_imports_streamlit_or_anthropic() -> None:
-    code = ("import sys, evalcore, evalcore.cli, evalcore.gate, evalcore.importers, evalcore.trec; "
+    code = ("import sys, evalcore, evalcore.cli, evalcore.gate, evalcore.runs.importers, evalcore.runs.trec; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('streamlit', 'anthropic')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalcore.measures import parse_measure, parse_measures
-from evalcore.retrieval import evaluate, straddling_ties
+from evalcore.metrics.measures import parse_measure, parse_measures
+from evalcore.metrics.retrieval import evaluate, straddling_ties
 
 
 def frames(run: dict[str, list[tuple[str, float]]], labels: dict[str, dict[str, int]]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -184,7 +184,7 @@ def test_a_chunk_listed_twice_for_one_question_is_an_error() -> None:
 
 def test_the_first_compile_after_an_install_is_announced(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """A user's first `evalcore metrics` waits ~10 s for numba: it must say why, once."""
-    import evalcore.retrieval as r
+    import evalcore.metrics.retrieval as r
 
     assert r._compiled_before(Path(r.kernel().__file__)), "the session compiled it (conftest)"
     monkeypatch.setattr(r, "_KERNEL_READY", [])

@@ -12,7 +12,7 @@ import random
 import polars as pl
 import pytest
 
-from evalcore.retrieval import evaluate
+from evalcore.metrics.retrieval import evaluate
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -99,7 +99,7 @@ def test_relevance_threshold_matches_trec_eval_level_2() -> None:
 
 def test_data_really_has_ties_across_cutoffs() -> None:
     # Guard against the generator silently losing the case this test exists for.
-    from evalcore.retrieval import straddling_ties
+    from evalcore.metrics.retrieval import straddling_ties
 
     run, qrels = make_data(0)
     ties = straddling_ties(run, qrels, [5, 10])

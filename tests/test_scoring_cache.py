@@ -18,7 +18,7 @@ def test_cached_scores_equal_fresh_ones(runs_copy: Path) -> None:
 
 
 def test_scoring_runs_side_by_side_gives_each_run_its_own_scores(runs_copy: Path) -> None:
-    from evalcore.scoring import score_runs
+    from evalcore.score import score_runs
 
     runs = load_runs(runs_copy).runs
     together = score_runs(runs.values(), workers=4)

@@ -87,7 +87,7 @@ def test_bad_run_line_names_file_and_line(tmp_path: Path, capsys: pytest.Capture
 def test_fast_and_general_readers_agree(tmp_path: Path) -> None:
     from polars.testing import assert_frame_equal
 
-    from evalcore.trec import _fast_read, read_trec
+    from evalcore.runs.trec import _fast_read, read_trec
 
     run, qrels = make_data(5, n_q=40)
     clean_q, clean_r = tmp_path / "q1", tmp_path / "r1"

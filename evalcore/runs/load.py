@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,67 +23,14 @@ from pydantic import ValidationError
 
 from evalcore.cache import file_key, read_frames, write_frames
 from evalcore.errors import InputError, Problem, Problems, short
-from evalcore.jsonl import field_path, iter_jsonl, loads_strict, validate_line
-from evalcore.retrieval import preload
+from evalcore.metrics.retrieval import preload
+from evalcore.runs.frames import FRAMES, check_records, frames_from_records
+from evalcore.runs.jsonl import field_path, iter_jsonl, loads_strict, validate_line
+from evalcore.runs.parquet import frames_from_parquet
+from evalcore.runs.testset import TestSet, read_testset
 from evalcore.schema import ResultRecord, RunManifest
-from evalcore.testset import TestSet, read_testset
-
-RESULTS_SCHEMA: dict[str, Any] = {
-    "qid": pl.String,
-    "line": pl.Int64,
-    "answer": pl.String,
-    "abstained": pl.Boolean,
-    "abstained_inferred": pl.Boolean,
-    "error": pl.String,
-    "latency_ms": pl.Float64,
-    "input_tokens": pl.Int64,
-    "output_tokens": pl.Int64,
-    "cost_usd": pl.Float64,
-    "correctness": pl.String,
-    "relevance": pl.Float64,
-    "n_claims": pl.Int64,  # null: not judged for faithfulness; 0: no factual claim
-    "judge_model": pl.String,
-    "judge_message_id": pl.String,
-    "n_retrieved": pl.Int64,
-}
-RETRIEVED_SCHEMA: dict[str, Any] = {
-    "qid": pl.String,
-    "chunk_id": pl.String,
-    "doc_id": pl.String,
-    "score": pl.Float64,
-    "text": pl.String,
-    "line": pl.Int64,
-}
-CLAIMS_SCHEMA: dict[str, Any] = {
-    "qid": pl.String,
-    "claim_idx": pl.Int64,
-    "claim": pl.String,
-    "verdict": pl.String,
-    "quote": pl.String,
-    "chunk_id": pl.String,
-}
-EXTERNAL_SCHEMA: dict[str, Any] = {"qid": pl.String, "name": pl.String, "value": pl.Float64}
 
 _TESTSET_LOCK = threading.Lock()
-
-# What an answer that declines to answer looks like, for runs that do not say so themselves.
-# Deliberately narrow: a false "abstained" hides a wrong answer, so only clear refusals match.
-_REFUSAL = re.compile(
-    r"^\s*(i\s+(do\s+not|don'?t|don’t)\s+know|i\s+(cannot|can'?t|can’t|am\s+unable\s+to)\s+"
-    r"(answer|find|tell)|(the\s+)?(provided\s+)?(context|documentation|documents?)\s+(does|do)\s+not\s+"
-    r"(contain|say|mention|cover)|there\s+is\s+no\s+information|no\s+answer)",
-    re.IGNORECASE,
-)
-
-
-# The same pattern for polars (Rust regex syntax accepts it as written).
-REFUSAL_PATTERN = "(?i)" + _REFUSAL.pattern
-
-
-def looks_like_refusal(answer: str | None) -> bool:
-    """True if ``answer`` opens with a clear refusal ("I don't know", "The documentation does not ...")."""
-    return bool(answer) and bool(_REFUSAL.match(answer or ""))
-
 
 @dataclass(frozen=True)
 class Run:
@@ -124,12 +70,9 @@ class LoadResult:
 # --------------------------------------------------------------------------- cache
 
 
-_FRAMES = ("results", "retrieved", "claims", "external")
-
-
 def _cache_read(path: Path) -> dict[str, pl.DataFrame] | None:
     """A results file's validated, flattened frames, if cached (see :mod:`evalcore.cache`)."""
-    hit = read_frames(path, "results", _FRAMES)
+    hit = read_frames(path, "results", FRAMES)
     if hit is None:
         # A results file never parsed before has never been scored either: the compiled kernel
         # (about a second to load) loads in the background while it is parsed.
@@ -144,62 +87,6 @@ def _cache_write(path: Path, frames: dict[str, pl.DataFrame]) -> None:
 # --------------------------------------------------------------------------- results
 
 
-def _frames_from_records(records: list[tuple[int, ResultRecord]]) -> dict[str, pl.DataFrame]:
-    res: dict[str, list[Any]] = {k: [] for k in RESULTS_SCHEMA}
-    ret: dict[str, list[Any]] = {k: [] for k in RETRIEVED_SCHEMA}
-    cl: dict[str, list[Any]] = {k: [] for k in CLAIMS_SCHEMA}
-    ext: dict[str, list[Any]] = {k: [] for k in EXTERNAL_SCHEMA}
-    for lineno, r in records:
-        judge = r.judge
-        claims = judge.claims if judge else None
-        inferred = r.abstained is None
-        abstained = r.abstained if r.abstained is not None else looks_like_refusal(r.answer)
-        row = {
-            "qid": r.qid,
-            "line": lineno,
-            "answer": r.answer,
-            "abstained": abstained,
-            "abstained_inferred": inferred,
-            "error": r.error,
-            "latency_ms": r.latency_ms,
-            "input_tokens": r.tokens.input if r.tokens else None,
-            "output_tokens": r.tokens.output if r.tokens else None,
-            "cost_usd": r.cost_usd,
-            "correctness": judge.correctness if judge else None,
-            "relevance": judge.relevance if judge else None,
-            "n_claims": None if claims is None else len(claims),
-            "judge_model": judge.model if judge else None,
-            "judge_message_id": judge.message_id if judge else None,
-            "n_retrieved": len(r.retrieved),
-        }
-        for k, v in row.items():
-            res[k].append(v)
-        for c in r.retrieved:
-            ret["qid"].append(r.qid)
-            ret["chunk_id"].append(c.chunk_id)
-            ret["doc_id"].append(c.doc_id)
-            ret["score"].append(c.score)
-            ret["text"].append(c.text)
-            ret["line"].append(lineno)
-        for i, claim in enumerate(claims or []):
-            cl["qid"].append(r.qid)
-            cl["claim_idx"].append(i)
-            cl["claim"].append(claim.claim)
-            cl["verdict"].append(claim.verdict)
-            cl["quote"].append(claim.quote)
-            cl["chunk_id"].append(claim.chunk_id)
-        for name, value in r.external_scores.items():
-            ext["qid"].append(r.qid)
-            ext["name"].append(name)
-            ext["value"].append(value)
-    return {
-        "results": pl.DataFrame(res, schema=RESULTS_SCHEMA),
-        "retrieved": pl.DataFrame(ret, schema=RETRIEVED_SCHEMA),
-        "claims": pl.DataFrame(cl, schema=CLAIMS_SCHEMA),
-        "external": pl.DataFrame(ext, schema=EXTERNAL_SCHEMA),
-    }
-
-
 def _read_results_jsonl(path: Path, problems: Problems) -> dict[str, pl.DataFrame] | None:
     before = len(problems.errors)
     records: list[tuple[int, ResultRecord]] = []
@@ -209,7 +96,7 @@ def _read_results_jsonl(path: Path, problems: Problems) -> dict[str, pl.DataFram
             records.append((lineno, rec))
     if len(problems.errors) > before:
         return None
-    return _frames_from_records(records)
+    return frames_from_records(records)
 
 
 def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFrame] | None:
@@ -222,8 +109,6 @@ def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFr
     if df.height == 0:
         problems.error(path, "the file holds no result", expected="one row per question")
         return None
-    from evalcore.parquet_fast import frames_from_parquet
-
     fast = frames_from_parquet(df)
     if fast is not None:
         return fast
@@ -243,39 +128,7 @@ def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFr
             records.append((i, rec))
     if len(problems.errors) > before:
         return None
-    return _frames_from_records(records)
-
-
-def _check_records(run_path: Path, frames: dict[str, pl.DataFrame], problems: Problems) -> None:
-    """Cross-record checks of the file alone, vectorised: duplicate qids and chunk ids."""
-    results = frames["results"]
-    dup = (
-        results.with_columns(first=pl.col("line").min().over("qid"))
-        .filter(pl.col("line") != pl.col("first"))
-        .head(50)
-    )
-    for row in dup.iter_rows(named=True):
-        problems.error(
-            run_path,
-            f"duplicate qid '{row['qid']}' (first on line {row['first']})",
-            line=row["line"],
-            field="qid",
-            expected="one result per question",
-            hint="keep one result per qid; a rerun of a question belongs in a new run",
-        )
-    retrieved = frames["retrieved"]
-    dup_chunks = (
-        retrieved.group_by("qid", "chunk_id").agg(pl.len(), pl.first("line")).filter(pl.col("len") > 1).head(50)
-    )
-    for row in dup_chunks.sort("line").iter_rows(named=True):
-        problems.error(
-            run_path,
-            f"chunk id '{row['chunk_id']}' appears {row['len']} times in the ranked list of '{row['qid']}'",
-            line=row["line"],
-            field="retrieved",
-            expected="each chunk once per ranked list",
-            hint="deduplicate before writing (trec_eval refuses duplicates too; they are never collapsed silently)",
-        )
+    return frames_from_records(records)
 
 
 def _check_against_testset(run_path: Path, results: pl.DataFrame, testset: TestSet, problems: Problems) -> None:
@@ -413,7 +266,7 @@ def _read_run_body(
         if frames is None:
             return None
         errors = len(problems.errors)
-        _check_records(results_path, frames, problems)
+        check_records(results_path, frames, problems)
         if len(problems.errors) == errors:
             _cache_write(results_path, frames)
     _check_against_testset(results_path, frames["results"], ts, problems)

@@ -1,6 +1,6 @@
 """The metric catalogue shared by scoring, comparison, the gate and the dashboard.
 
-Retrieval metrics are named by :mod:`evalcore.measures` (``R@5``, ``nDCG@10``...). Generation metrics
+Retrieval metrics are named by :mod:`evalcore.metrics.measures` (``R@5``, ``nDCG@10``...). Generation metrics
 have fixed names. ``higher_is_better`` tells comparisons which way is a regression.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalcore.measures import SPECS, parse_measure
+from evalcore.metrics.measures import SPECS, parse_measure
 
 
 @dataclass(frozen=True)

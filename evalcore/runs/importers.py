@@ -18,8 +18,8 @@ from typing import Any
 import polars as pl
 
 from evalcore.errors import InputError, Problem
-from evalcore.trec import read_trec
-from evalcore.writer import RunWriter
+from evalcore.runs.trec import read_trec
+from evalcore.runs.writer import RunWriter
 
 RAGAS_TEXT_COLUMNS = {"user_input", "retrieved_contexts", "response", "reference", "reference_contexts"}
 

@@ -1,5 +1,5 @@
 """Ranked-retrieval measures with trec_eval's conventions: polars frames in and out, with the
-per-question loop compiled (:mod:`evalcore._kernel`; ``docs/metrics.md`` says why and how).
+per-question loop compiled (:mod:`evalcore.metrics._kernel`; ``docs/metrics.md`` says why and how).
 
 Conventions (identical to trec_eval 9.x; checked against pytrec_eval by tests/test_retrieval_oracle.py):
 
@@ -29,7 +29,7 @@ from types import ModuleType
 import numpy as np
 import polars as pl
 
-from evalcore.measures import Measure, parse_measures
+from evalcore.metrics.measures import Measure, parse_measures
 
 
 def rank(retrieved: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
@@ -49,13 +49,13 @@ def _as_measures(measures: Iterable[Measure | str]) -> list[Measure]:
 
 
 def kernel() -> ModuleType:
-    """The compiled per-question loop (:mod:`evalcore._kernel`), loaded once per process.
+    """The compiled per-question loop (:mod:`evalcore.metrics._kernel`), loaded once per process.
 
     Importing numba and loading the compiled code takes about a second, so it happens on first use
     rather than on ``import evalcore``; :func:`preload` starts it early in the background.
     """
     with _KERNEL_LOCK:
-        from evalcore import _kernel
+        from evalcore.metrics import _kernel
 
         if not _KERNEL_READY:
             if not _compiled_before(Path(_kernel.__file__)):

@@ -15,12 +15,12 @@ from concurrent.futures import ThreadPoolExecutor
 import polars as pl
 
 from evalcore.cache import cached_frame, code_version
-from evalcore.generation import generation_scores
-from evalcore.io import Run
-from evalcore.measures import DEFAULT_MEASURES, Measure, parse_measures
-from evalcore.retrieval import evaluate
+from evalcore.metrics.generation import generation_scores
+from evalcore.metrics.measures import DEFAULT_MEASURES, Measure, parse_measures
+from evalcore.metrics.retrieval import evaluate
+from evalcore.runs.load import Run
+from evalcore.runs.testset import LABELED, TestSet
 from evalcore.stats import SMALL_SLICE, bootstrap_ci
-from evalcore.testset import LABELED, TestSet
 
 GENERATION_METRICS = ("faithfulness", "correctness", "relevance", "abstention", "false_refusal", "no_answer")
 

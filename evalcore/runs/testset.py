@@ -10,7 +10,7 @@ import polars as pl
 
 from evalcore.cache import read_frames, write_frames
 from evalcore.errors import InputError, Problems
-from evalcore.jsonl import iter_jsonl, validate_line
+from evalcore.runs.jsonl import iter_jsonl, validate_line
 from evalcore.schema import TestCase
 
 CASES_SCHEMA = {

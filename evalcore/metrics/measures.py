@@ -1,6 +1,6 @@
 """What a retrieval measure *is*: its canonical name, parameters and formula.
 
-How measures are computed lives in :mod:`evalcore.retrieval`. Names round-trip and are safe as column
+How measures are computed lives in :mod:`evalcore.metrics.retrieval`. Names round-trip and are safe as column
 names, CLI arguments and URL parameters::
 
     P@5  R@10  hit@5  RR  RR@10  nDCG@10  nDCG  nDCG_exp@10  AP  AP@100  Rprec  judged@10

@@ -27,10 +27,10 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from evalcore import __version__
-from evalcore.jsonl import field_path
+from evalcore._version import __version__
+from evalcore.runs.jsonl import field_path
+from evalcore.runs.testset import file_sha256
 from evalcore.schema import ResultRecord, RunManifest
-from evalcore.testset import file_sha256
 
 
 class RunWriter:

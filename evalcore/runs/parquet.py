@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from evalcore.io import CLAIMS_SCHEMA, EXTERNAL_SCHEMA, REFUSAL_PATTERN, RESULTS_SCHEMA, RETRIEVED_SCHEMA
+from evalcore.metrics.refusal import REFUSAL_PATTERN
+from evalcore.runs.frames import CLAIMS_SCHEMA, EXTERNAL_SCHEMA, RESULTS_SCHEMA, RETRIEVED_SCHEMA
 
 _TOP = {"qid", "retrieved", "answer", "abstained", "judge", "latency_ms", "tokens", "cost_usd", "error",
         "external_scores"}

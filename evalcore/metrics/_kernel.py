@@ -1,4 +1,4 @@
-"""The per-question loop behind :func:`evalcore.retrieval.evaluate`, compiled with numba.
+"""The per-question loop behind :func:`evalcore.metrics.retrieval.evaluate`, compiled with numba.
 
 Why compiled: the measures are cheap per row, but trec_eval's order needs a sort inside each question
 and the labels need a lookup per retrieved chunk. Expressed as whole-table polars operations that is a

@@ -1,0 +1,143 @@
+"""The flattened tables a run is carried in: one row per question (``results``), per retrieved chunk
+(``retrieved``), per judge claim (``claims``) and per imported score (``external``).
+
+Their column types are defined here once; the JSON Lines path, the parquet fast path and the cache
+all produce exactly these frames. The records' *shape* is the contract in :mod:`evalcore.schema`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from evalcore.errors import Problems
+from evalcore.metrics.refusal import looks_like_refusal
+from evalcore.schema import ResultRecord
+
+RESULTS_SCHEMA: dict[str, Any] = {
+    "qid": pl.String,
+    "line": pl.Int64,
+    "answer": pl.String,
+    "abstained": pl.Boolean,
+    "abstained_inferred": pl.Boolean,
+    "error": pl.String,
+    "latency_ms": pl.Float64,
+    "input_tokens": pl.Int64,
+    "output_tokens": pl.Int64,
+    "cost_usd": pl.Float64,
+    "correctness": pl.String,
+    "relevance": pl.Float64,
+    "n_claims": pl.Int64,  # null: not judged for faithfulness; 0: no factual claim
+    "judge_model": pl.String,
+    "judge_message_id": pl.String,
+    "n_retrieved": pl.Int64,
+}
+RETRIEVED_SCHEMA: dict[str, Any] = {
+    "qid": pl.String,
+    "chunk_id": pl.String,
+    "doc_id": pl.String,
+    "score": pl.Float64,
+    "text": pl.String,
+    "line": pl.Int64,
+}
+CLAIMS_SCHEMA: dict[str, Any] = {
+    "qid": pl.String,
+    "claim_idx": pl.Int64,
+    "claim": pl.String,
+    "verdict": pl.String,
+    "quote": pl.String,
+    "chunk_id": pl.String,
+}
+EXTERNAL_SCHEMA: dict[str, Any] = {"qid": pl.String, "name": pl.String, "value": pl.Float64}
+
+FRAMES = ("results", "retrieved", "claims", "external")
+
+
+def frames_from_records(records: list[tuple[int, ResultRecord]]) -> dict[str, pl.DataFrame]:
+    res: dict[str, list[Any]] = {k: [] for k in RESULTS_SCHEMA}
+    ret: dict[str, list[Any]] = {k: [] for k in RETRIEVED_SCHEMA}
+    cl: dict[str, list[Any]] = {k: [] for k in CLAIMS_SCHEMA}
+    ext: dict[str, list[Any]] = {k: [] for k in EXTERNAL_SCHEMA}
+    for lineno, r in records:
+        judge = r.judge
+        claims = judge.claims if judge else None
+        inferred = r.abstained is None
+        abstained = r.abstained if r.abstained is not None else looks_like_refusal(r.answer)
+        row = {
+            "qid": r.qid,
+            "line": lineno,
+            "answer": r.answer,
+            "abstained": abstained,
+            "abstained_inferred": inferred,
+            "error": r.error,
+            "latency_ms": r.latency_ms,
+            "input_tokens": r.tokens.input if r.tokens else None,
+            "output_tokens": r.tokens.output if r.tokens else None,
+            "cost_usd": r.cost_usd,
+            "correctness": judge.correctness if judge else None,
+            "relevance": judge.relevance if judge else None,
+            "n_claims": None if claims is None else len(claims),
+            "judge_model": judge.model if judge else None,
+            "judge_message_id": judge.message_id if judge else None,
+            "n_retrieved": len(r.retrieved),
+        }
+        for k, v in row.items():
+            res[k].append(v)
+        for c in r.retrieved:
+            ret["qid"].append(r.qid)
+            ret["chunk_id"].append(c.chunk_id)
+            ret["doc_id"].append(c.doc_id)
+            ret["score"].append(c.score)
+            ret["text"].append(c.text)
+            ret["line"].append(lineno)
+        for i, claim in enumerate(claims or []):
+            cl["qid"].append(r.qid)
+            cl["claim_idx"].append(i)
+            cl["claim"].append(claim.claim)
+            cl["verdict"].append(claim.verdict)
+            cl["quote"].append(claim.quote)
+            cl["chunk_id"].append(claim.chunk_id)
+        for name, value in r.external_scores.items():
+            ext["qid"].append(r.qid)
+            ext["name"].append(name)
+            ext["value"].append(value)
+    return {
+        "results": pl.DataFrame(res, schema=RESULTS_SCHEMA),
+        "retrieved": pl.DataFrame(ret, schema=RETRIEVED_SCHEMA),
+        "claims": pl.DataFrame(cl, schema=CLAIMS_SCHEMA),
+        "external": pl.DataFrame(ext, schema=EXTERNAL_SCHEMA),
+    }
+
+
+def check_records(run_path: Path, frames: dict[str, pl.DataFrame], problems: Problems) -> None:
+    """Cross-record checks of the file alone, vectorised: duplicate qids and chunk ids."""
+    results = frames["results"]
+    dup = (
+        results.with_columns(first=pl.col("line").min().over("qid"))
+        .filter(pl.col("line") != pl.col("first"))
+        .head(50)
+    )
+    for row in dup.iter_rows(named=True):
+        problems.error(
+            run_path,
+            f"duplicate qid '{row['qid']}' (first on line {row['first']})",
+            line=row["line"],
+            field="qid",
+            expected="one result per question",
+            hint="keep one result per qid; a rerun of a question belongs in a new run",
+        )
+    retrieved = frames["retrieved"]
+    dup_chunks = (
+        retrieved.group_by("qid", "chunk_id").agg(pl.len(), pl.first("line")).filter(pl.col("len") > 1).head(50)
+    )
+    for row in dup_chunks.sort("line").iter_rows(named=True):
+        problems.error(
+            run_path,
+            f"chunk id '{row['chunk_id']}' appears {row['len']} times in the ranked list of '{row['qid']}'",
+            line=row["line"],
+            field="retrieved",
+            expected="each chunk once per ranked list",
+            hint="deduplicate before writing (trec_eval refuses duplicates too; they are never collapsed silently)",
+        )
