@@ -11,7 +11,8 @@ from collections.abc import Iterable
 import polars as pl
 import streamlit as st
 
-from evalcore.question import QuestionDetail, locate_quote
+from evalcore.metrics.quotes import span
+from evalcore.question import QuestionDetail
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$=&])")
 
@@ -49,15 +50,20 @@ def md_code(text: str | None) -> str:
     return "`" + (text or "").replace("`", "'").replace("\n", " ") + "`"
 
 
-def highlighted(text: str | None, quote: str | None) -> str:
-    """Markdown of ``text`` with ``quote`` highlighted where it occurs; all of it escaped."""
-    span = locate_quote(text, quote)
+def highlighted(text: str | None, quotes: Iterable[str | None]) -> str:
+    """Markdown of ``text`` with every quote highlighted where it occurs (the quotes module's exact or
+    strict fuzzy match, inside this one text); all of it escaped."""
     if text is None:
         return ""
-    if span is None:
-        return md_escape(text)
-    a, b = span
-    return f"{md_escape(text[:a])}:orange-background[{md_escape(text[a:b])}]{md_escape(text[b:])}"
+    spans = sorted((m.start, m.end) for m in (span(text, q) for q in quotes) if m is not None)
+    out, at = [], 0
+    for a, b in spans:
+        a = max(a, at)
+        if b <= a:
+            continue
+        out.append(f"{md_escape(text[at:a])}:orange-background[{md_escape(text[a:b])}]")
+        at = b
+    return "".join(out) + md_escape(text[at:])
 
 
 def chunk_list(d: QuestionDetail, *, quotes: dict[str, list[str]] | None = None, k: int) -> None:
@@ -68,14 +74,11 @@ def chunk_list(d: QuestionDetail, *, quotes: dict[str, list[str]] | None = None,
         mark = (f":green-badge[labeled · grade {grade}]" if grade and grade >= 1
                 else ":gray-badge[judged not relevant]" if grade == 0 else ":gray-badge[unlabeled]")
         cut = "" if row["in_top_k"] else f" :gray[(below top {k})]"
+        if not row["in_context"]:
+            cut += " :gray[(not given to the generator)]"
         with st.container(border=True):
             st.markdown(f"**#{row['rank']}** · {md_code(row['chunk_id'])} · score {row['score']:.4g} {mark}{cut}")
-            text = row["text"] or ""
-            body = md_escape(text)
-            for q in quotes.get(row["chunk_id"], []) + quotes.get("*", []):
-                if locate_quote(text, q):
-                    body = highlighted(text, q)
-                    break
+            body = highlighted(row["text"] or "", quotes.get(row["chunk_id"], []))
             st.markdown(body or ":gray[(no text stored)]")
     if d.missing_labeled:
         st.warning("Labeled chunks missing from the top " + str(k) + ": "
@@ -89,7 +92,9 @@ def claim_list(d: QuestionDetail) -> None:
         st.caption("No claims stored for this answer (not judged, or no factual claim: faithfulness n/a).")
         return
     for row in d.claims.iter_rows(named=True):
-        if row["verdict"] == "SUPPORTED" and row["quote_found"]:
+        if row["verdict"] == "SUPPORTED" and row["quote_match"] == "fuzzy":
+            badge = ":green-badge[SUPPORTED · quote matched approximately]"
+        elif row["verdict"] == "SUPPORTED" and row["quote_found"]:
             badge = ":green-badge[SUPPORTED]"
         elif row["verdict"] == "SUPPORTED":
             badge = ":orange-badge[SUPPORTED · quote not in context]"
@@ -100,7 +105,8 @@ def claim_list(d: QuestionDetail) -> None:
 
 
 def quotes_by_chunk(d: QuestionDetail) -> dict[str, list[str]]:
+    """Each found quote under the chunk it was found in (which need not be the chunk the judge named)."""
     out: dict[str, list[str]] = {}
-    for row in d.claims.filter(pl.col("quote").is_not_null()).iter_rows(named=True):
-        out.setdefault(row["chunk_id"] or "*", []).append(row["quote"])
+    for row in d.claims.filter(pl.col("quote_found")).iter_rows(named=True):
+        out.setdefault(row["quote_chunk"], []).append(row["quote"])
     return out

@@ -5,15 +5,14 @@ Everything a drill-down shows, computed here so the dashboard only lays it out.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
-from evalcore.metrics.generation import check_quotes
+from evalcore.metrics.generation import context_chunks
+from evalcore.metrics.quotes import check_quotes
 from evalcore.metrics.retrieval import rank
 from evalcore.runs.load import Run
 from evalcore.score import score_runs
@@ -25,11 +24,11 @@ class QuestionDetail:
     qid: str
     case: dict[str, Any]  # the test case: question, reference answer, tags, split, must_pass
     labels: dict[str, int]  # chunk id -> grade
-    chunks: pl.DataFrame  # rank, chunk_id, doc_id, score, text, grade (null = unlabeled), in_top_k
+    chunks: pl.DataFrame  # rank, chunk_id, doc_id, score, text, grade (null = unlabeled), in_top_k, in_context
     missing_labeled: list[str]  # labeled relevant chunks not in the top k
     answer: str | None
     abstained: bool | None
-    claims: pl.DataFrame  # claim, verdict, quote, chunk_id, quote_found
+    claims: pl.DataFrame  # claim, verdict, quote, chunk_id, quote_found, quote_match, quote_chunk
     result: dict[str, Any]  # latency, tokens, cost, error, correctness, relevance
 
 
@@ -48,13 +47,15 @@ def question_detail(run: Run, qid: str, *, k: int = 5) -> QuestionDetail | None:
         .with_columns(
             grade=pl.col("chunk_id").replace_strict(labels, default=None, return_dtype=pl.Int64),
             in_top_k=pl.col("rank") <= k,
+            in_context=pl.lit(True) if run.manifest.context_k is None else pl.col("rank") <= run.manifest.context_k,
         )
         .sort("rank")
-        .select("rank", "chunk_id", "doc_id", "score", "text", "grade", "in_top_k")
+        .select("rank", "chunk_id", "doc_id", "score", "text", "grade", "in_top_k", "in_context")
     )
     top = set(ranked.filter(pl.col("in_top_k"))["chunk_id"])
     missing = sorted(c for c, g in labels.items() if g >= 1 and c not in top)
-    claims = check_quotes(run.claims.filter(pl.col("qid") == qid), mine).sort("claim_idx")
+    context = context_chunks(mine, run.manifest.context_k)
+    claims = check_quotes(run.claims.filter(pl.col("qid") == qid), context).sort("claim_idx")
     row = res.row(0, named=True)
     tags = run.testset.tags.filter(pl.col("qid") == qid)
     case["tags"] = {t: [v for tt, v in tags.select("tag", "value").iter_rows() if tt == t]
@@ -62,7 +63,7 @@ def question_detail(run: Run, qid: str, *, k: int = 5) -> QuestionDetail | None:
     return QuestionDetail(
         run_id=run.run_id, qid=qid, case=case, labels=labels, chunks=ranked, missing_labeled=missing,
         answer=row["answer"], abstained=row["abstained"],
-        claims=claims.select("claim", "verdict", "quote", "chunk_id", "quote_found"),
+        claims=claims.select("claim", "verdict", "quote", "chunk_id", "quote_found", "quote_match", "quote_chunk"),
         result={k_: row[k_] for k_ in ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "error",
                                        "correctness", "relevance", "abstained_inferred")},
     )
@@ -89,45 +90,3 @@ def question_across_runs(
     if metrics is not None and rows:
         df = df.select("run_id", "label", "created", *[m for m in metrics if m in df.columns])
     return df
-
-
-_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
-
-
-def _fold_with_map(text: str) -> tuple[str, list[int]]:
-    """Case-, quote-style- and white-space-folded text with, for each folded character, its offset
-    in the original text."""
-    out: list[str] = []
-    where: list[int] = []
-    prev_space = False
-    for i, ch in enumerate(text):
-        for c in unicodedata.normalize("NFKC", ch).translate(_FOLD).lower():
-            if c.isspace():
-                if prev_space:
-                    continue
-                c, prev_space = " ", True
-            else:
-                prev_space = False
-            out.append(c)
-            where.append(i)
-    return "".join(out), where
-
-
-def locate_quote(text: str | None, quote: str | None) -> tuple[int, int] | None:
-    """Character span of ``quote`` inside ``text``, matched the way faithfulness checks quotes
-    (case, Unicode form, quote style and white space folded); None if it is not there.
-
-    >>> locate_quote("Keeps  snapshots for 90 days.", "snapshots for 90")
-    (7, 23)
-    """
-    if not text or not quote:
-        return None
-    folded, where = _fold_with_map(text)
-    q, _ = _fold_with_map(quote.strip())
-    q = re.sub(r"^[\s.,;:]+|[\s.,;:]+$", "", q)
-    if not q:
-        return None
-    i = folded.find(q)
-    if i < 0:
-        return None
-    return where[i], where[i + len(q) - 1] + 1

@@ -64,7 +64,7 @@ def _score(run: Run, ms: list[Measure]) -> pl.DataFrame:
     # An answerable question whose chunks are not labeled yet gets null retrieval metrics, not 0s.
     labeled = run.results.join(cases.filter(LABELED).select("qid"), on="qid", how="semi")["qid"]
     ret = evaluate(run.retrieved, run.testset.qrels, ms, qids=labeled)
-    gen = generation_scores(run.results, run.claims, run.retrieved, cases)
+    gen = generation_scores(run.results, run.claims, run.retrieved, cases, context_k=run.manifest.context_k)
     out = run.results.select("qid").join(ret, on="qid", how="left").join(gen, on="qid", how="left")
     if run.external.height:
         ext = run.external.with_columns(name="ext:" + pl.col("name")).pivot(

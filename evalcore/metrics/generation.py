@@ -1,8 +1,9 @@
 """Generation measures computed in code from stored judge output (no model call here).
 
-* faithfulness = |supported claims whose quote is found in the retrieved text| / |claims|.
-  An answer with no factual claim is *not applicable* (null), never 0 or 1. A SUPPORTED claim whose
-  quote cannot be found in the question's retrieved chunks does not count as supported, and is flagged.
+* faithfulness = |SUPPORTED claims whose quote is found in a chunk the generator was given| / |claims|.
+  An answer with no factual claim is *not applicable* (null), never 0 or 1. A SUPPORTED claim with no
+  quote, or whose quote is in none of those chunks (:mod:`evalcore.metrics.quotes`: inside one chunk,
+  exact or strict fuzzy), does not count as supported, and is flagged (``unverified_quotes``).
 * correctness = 1 (correct), 0.5 (partially_correct), 0 (incorrect), from the judge's verdict against
   the reference answer; answerable questions only.
 * relevance = the stored answer-relevance score in [0, 1].
@@ -14,64 +15,25 @@ from __future__ import annotations
 
 import polars as pl
 
-CORRECTNESS_SCORE = {"correct": 1.0, "partially_correct": 0.5, "incorrect": 0.0}
+from evalcore.metrics.quotes import check_quotes
+from evalcore.metrics.retrieval import rank
+from evalcore.schema import CORRECTNESS_SCORE
 
 
-def _normalise(expr: pl.Expr) -> pl.Expr:
-    # Case, quote style and white space are not evidence of a made-up quote. (Unicode form is
-    # folded by normalise(), which applies NFKC only where it can change anything.)
-    return (
-        expr.str.to_lowercase()
-        .str.replace_all(r"[\u2018\u2019\u201c\u201d\"'`]", "")
-        # = ``\s+`` -> " ", but a single " " (most of any text) is not a match to rewrite: 5x faster.
-        .str.replace_all(r"\s{2,}|[^\S ]", " ")
-        .str.strip_chars(" .,;:")
-    )
-
-
-def normalise(texts: pl.Series) -> pl.Series:
-    """Texts folded for quote matching: NFKC, lower case, no quote marks, single spaces.
-
-    NFKC leaves ASCII unchanged, so it runs only on the texts that hold other characters.
-    """
-    df = pl.DataFrame({"t": texts.fill_null("")}).with_row_index("i")
-    wide = pl.col("t").str.contains(r"[^\x00-\x7F]")
-    parts = [
-        df.filter(~wide),
-        df.filter(wide).with_columns(pl.col("t").str.normalize("NFKC")),
-    ]
-    return pl.concat(parts).sort("i").select(_normalise(pl.col("t")))["t"]
-
-
-def check_quotes(claims: pl.DataFrame, retrieved: pl.DataFrame) -> pl.DataFrame:
-    """``claims`` with ``quote_found``: the quote occurs (normalised) in the question's retrieved text."""
-    quoted = claims.filter(pl.col("quote").is_not_null()).select("qid").unique()
-    mine = retrieved.join(quoted, on="qid", how="semi").select("qid", "text")
-    # A chunk is retrieved for many questions: fold each distinct text once.
-    distinct = mine.select("text").unique().drop_nulls()
-    distinct = distinct.with_columns(norm=normalise(distinct["text"]))
-    context = (
-        mine.join(distinct, on="text", how="left")
-        .group_by("qid")
-        .agg(context=pl.col("norm").fill_null("").str.join(" "))
-    )
-    q = claims.select(pl.col("quote"))["quote"]
-    return (
-        claims.with_columns(_q=normalise(q))
-        .join(context, on="qid", how="left")
-        .with_columns(
-            quote_found=pl.when(pl.col("_q").str.len_chars() == 0)
-            .then(False)
-            .otherwise(pl.col("context").fill_null("").str.contains(pl.col("_q"), literal=True))
-        )
-        .drop("context", "_q")
-    )
+def context_chunks(retrieved: pl.DataFrame, context_k: int | None) -> pl.DataFrame:
+    """The chunks the generator was given: ``qid, chunk_id, text, rank`` — the top ``context_k`` of
+    each ranked list (trec_eval's order), or every retrieved chunk when the run does not say."""
+    ranked = rank(retrieved.select("qid", "chunk_id", "score", "text"))
+    if context_k is not None:
+        ranked = ranked.filter(pl.col("rank") <= context_k)
+    return ranked.select("qid", "chunk_id", "text", "rank").collect()
 
 
 def generation_scores(results: pl.DataFrame, claims: pl.DataFrame, retrieved: pl.DataFrame,
-                      cases: pl.DataFrame) -> pl.DataFrame:
-    """Per-question generation measures (null where a measure does not apply)."""
-    checked = check_quotes(claims, retrieved)
+                      cases: pl.DataFrame, *, context_k: int | None = None) -> pl.DataFrame:
+    """Per-question generation measures (null where a measure does not apply). Quotes are checked
+    against the top ``context_k`` retrieved chunks (all of them when None)."""
+    checked = check_quotes(claims, context_chunks(retrieved, context_k))
     per_q = checked.group_by("qid").agg(
         supported=((pl.col("verdict") == "SUPPORTED") & pl.col("quote_found")).sum(),
         unverified_quotes=((pl.col("verdict") == "SUPPORTED") & ~pl.col("quote_found")).sum(),

@@ -13,6 +13,7 @@ import polars as pl
 
 from evalcore.metrics.refusal import REFUSAL_PATTERN
 from evalcore.runs.frames import CLAIMS_SCHEMA, EXTERNAL_SCHEMA, RESULTS_SCHEMA, RETRIEVED_SCHEMA
+from evalcore.schema import CORRECTNESS_SCORE, VERDICTS
 
 _TOP = {"qid", "retrieved", "answer", "abstained", "judge", "latency_ms", "tokens", "cost_usd", "error",
         "external_scores"}
@@ -113,7 +114,7 @@ def frames_from_parquet(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
     ok = (
         (results["qid"].str.len_chars() > 0).all()
         and results["qid"].null_count() == 0
-        and results["correctness"].drop_nulls().is_in(["correct", "partially_correct", "incorrect"]).all()
+        and results["correctness"].drop_nulls().is_in(list(CORRECTNESS_SCORE)).all()
         and results["relevance"].drop_nulls().is_between(0, 1).all()
         and (results["latency_ms"].drop_nulls() >= 0).all()
         and (results["cost_usd"].drop_nulls() >= 0).all()
@@ -150,7 +151,7 @@ def frames_from_parquet(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
                     chunk_id=field("c", "chunk_id", claims_f, pl.String))
         )
         if (claims["claim"].null_count() or not (claims["claim"].str.len_chars() > 0).all()
-                or not claims["verdict"].is_in(["SUPPORTED", "NOT_SUPPORTED"]).all()):
+                or not claims["verdict"].is_in(list(VERDICTS)).all()):
             return None
     else:
         claims = pl.DataFrame(schema=CLAIMS_SCHEMA)

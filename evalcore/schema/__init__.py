@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -151,6 +151,14 @@ class RunManifest(_Strict):
         description="the system's configuration: chunker, embedding model, index, fusion, prompt, generator",
     )
     judge: JudgeConfig | None = None
+    context_k: StrictInt | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "how many of the top retrieved chunks (in rank order) the generator was given; a judge's quote "
+            "counts only if it is in one of them. Left out: every retrieved chunk."
+        ),
+    )
     library_version: str | None = None
     notes: str | None = None
     external_metrics: dict[str, str] = Field(
@@ -187,7 +195,10 @@ class RetrievedChunk(_Strict):
 
 
 Verdict = Literal["SUPPORTED", "NOT_SUPPORTED"]
+VERDICTS: tuple[str, ...] = get_args(Verdict)
 Correctness = Literal["correct", "partially_correct", "incorrect"]
+# What each correctness verdict is worth: the one place its labels are listed with their meaning.
+CORRECTNESS_SCORE: dict[str, float] = dict(zip(get_args(Correctness), (1.0, 0.5, 0.0), strict=True))
 
 
 class Claim(_Strict):

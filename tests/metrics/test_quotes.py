@@ -1,0 +1,107 @@
+"""One quote rule for faithfulness, highlighting and the judge: found inside one chunk the generator
+was given, exactly after folding, or by a strict fuzzy match that says so."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalcore.metrics.generation import generation_scores
+from evalcore.metrics.quotes import check_quotes, find, fold, fold_series, span
+
+VAULT = 'Backups in the "Vault" tier are kept for 90 days, then deleted.'
+
+
+def _faithfulness(quote: str, texts: list[str], *, context_k: int | None = None) -> dict:
+    n = len(texts)
+    results = pl.DataFrame({"qid": ["q"], "n_claims": [1], "correctness": [None], "relevance": [None],
+                            "abstained": [False]}, schema_overrides={"correctness": pl.String, "relevance": pl.Float64})
+    claims = pl.DataFrame({"qid": ["q"], "claim_idx": [0], "verdict": ["SUPPORTED"], "quote": [quote]})
+    retrieved = pl.DataFrame({"qid": ["q"] * n, "chunk_id": [f"c{i}" for i in range(n)],
+                              "score": [float(n - i) for i in range(n)], "text": texts})
+    cases = pl.DataFrame({"qid": ["q"], "answerable": [True]})
+    return generation_scores(results, claims, retrieved, cases, context_k=context_k).row(0, named=True)
+
+
+def test_faithfulness_and_highlighting_agree_on_quote_marks() -> None:
+    """The bug this module exists for: the quote counted for faithfulness, the page found nothing."""
+    quote = "the Vault tier are kept"
+    assert _faithfulness(quote, [VAULT])["faithfulness"] == 1.0
+    m = span(VAULT, quote)
+    assert m is not None and m.kind == "exact"
+    assert VAULT[m.start : m.end] == 'the "Vault" tier are kept'
+
+
+def test_a_quote_is_never_found_across_the_border_of_two_chunks() -> None:
+    texts = ["Snapshots are kept for", "90 days in every region."]
+    assert find("kept for 90 days", texts) is None
+    assert _faithfulness("kept for 90 days", texts)["faithfulness"] == 0.0
+
+
+def test_only_chunks_the_generator_was_given_count_as_context() -> None:
+    texts = ["Seats are billed monthly.", "Unrelated.", "Snapshots are kept for 90 days."]
+    assert _faithfulness("kept for 90 days", texts)["faithfulness"] == 1.0
+    row = _faithfulness("kept for 90 days", texts, context_k=2)
+    assert row["faithfulness"] == 0.0 and row["unverified_quotes"] == 1
+
+
+def test_a_judges_small_slip_matches_fuzzily_and_says_so() -> None:
+    text = "Restores from the archive tier take up to twelve hours to start."
+    quote = "Restores from the archive tier take up to twelve hour to start"  # a dropped letter
+    m = find(quote, ["Seats are billed monthly.", text])
+    assert m is not None and (m.kind, m.index) == ("fuzzy", 1) and 95 <= m.score < 100
+    claims = pl.DataFrame({"qid": ["q"], "quote": [quote]})
+    context = pl.DataFrame({"qid": ["q"], "chunk_id": ["c9"], "text": [text], "rank": [1]})
+    row = check_quotes(claims, context).row(0, named=True)
+    assert (row["quote_found"], row["quote_match"], row["quote_chunk"]) == (True, "fuzzy", "c9")
+
+
+def test_fuzzy_matching_never_forgives_a_changed_number_or_a_short_quote() -> None:
+    assert find("Backups in the Vault tier are kept for 30 days", [VAULT]) is None
+    assert find("kept for 90 dayz", [VAULT]) is None, "short quotes must match exactly"
+    assert find("Backups in the Vault tier are kept for 900 days", [VAULT]) is None
+
+
+def test_an_exact_match_is_found_in_the_best_ranked_chunk() -> None:
+    claims = pl.DataFrame({"qid": ["q", "q"], "quote": ["kept for 90 days", None]})
+    context = pl.DataFrame({"qid": ["q", "q"], "chunk_id": ["low", "high"],
+                            "text": ["Kept for 90 days.", "kept  for 90 days"], "rank": [2, 1]})
+    rows = check_quotes(claims, context).to_dicts()
+    assert rows[0]["quote_chunk"] == "high" and rows[0]["quote_match"] == "exact"
+    assert rows[1]["quote_found"] is False and rows[1]["quote_match"] is None
+
+
+def _reference(text: str | None) -> str:
+    t = unicodedata.normalize("NFKC", text or "").lower()
+    t = re.sub("[\u2018\u2019\u201c\u201d\"'`]", "", t)
+    return re.sub(r"[ \t\n\r\f\v\u00a0\u2003\u3000]+", " ", t)
+
+
+ALPHABET = [*"abcXYZ09 .,;:'\"`\t\n\r", "\u2018", "\u2019", "\u201c", "\u201d", "\u00a0", "\u2003", "\u3000",
+            "\ufb01", "\u00c4", "\u210c", "\u00bd"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=ALPHABET, max_size=40)), max_size=30))
+def test_vectorised_and_offset_keeping_folding_equal_the_written_definition(texts: list[str | None]) -> None:
+    """NFKC, lower case, quote marks dropped, every run of white space one space — both ways."""
+    got = fold_series(pl.Series(texts, dtype=pl.String)).to_list()
+    assert got == [_reference(t) for t in texts]
+    assert [fold(t or "")[0] for t in texts] == got
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=ALPHABET, min_size=1, max_size=40), st.integers(0, 40), st.integers(1, 20))
+def test_a_span_points_at_the_original_text_of_the_quote(text: str, a: int, n: int) -> None:
+    quote = text[a : a + n]
+    m = span(text, quote)
+    folded_quote = fold(quote)[0].strip(" .,;:")
+    if not folded_quote:
+        assert m is None
+        return
+    assert m is not None and m.kind == "exact"
+    assert folded_quote in fold(text[m.start : m.end])[0]
