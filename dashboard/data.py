@@ -70,7 +70,7 @@ def summary(folder: str, run_id: str, by: str | None, key: Key) -> pl.DataFrame:
 @st.cache_resource(show_spinner="Comparing runs…", max_entries=32)
 def comparison(folder: str, base: str, cand: str, k: int, key: Key) -> Comparison:
     runs = _load(folder, key).runs
-    return compare(runs[base], runs[cand], k=k)
+    return compare(runs[base], runs[cand], k=k, scores=(scores(folder, base, key), scores(folder, cand, key)))
 
 
 @st.cache_data(show_spinner="Testing each slice…", max_entries=128)
@@ -86,7 +86,7 @@ def all_scores(folder: str, key: Key) -> dict[str, pl.DataFrame]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def trend_table(folder: str, metrics: tuple[str, ...], key: Key) -> pl.DataFrame:
-    return trend(list(_load(folder, key).runs.values()), metrics, scores=all_scores(folder, key))
+    return trend(list(_load(folder, key).runs.values()), metrics, all_scores(folder, key))
 
 
 def detail(folder: str, run_id: str, qid: str, k: int, key: Key) -> QuestionDetail | None:
@@ -96,7 +96,7 @@ def detail(folder: str, run_id: str, qid: str, k: int, key: Key) -> QuestionDeta
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def across_runs(folder: str, qid: str, key: Key) -> pl.DataFrame:
-    return question_across_runs(list(_load(folder, key).runs.values()), qid, scores=all_scores(folder, key))
+    return question_across_runs(list(_load(folder, key).runs.values()), qid, all_scores(folder, key))
 
 
 def overview_table(result: LoadResult) -> pl.DataFrame:

@@ -143,7 +143,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _default_measures() -> list[str]:
-    from evalcore.metrics.measures import DEFAULT_MEASURES
+    from evalcore.metrics.catalogue import DEFAULT_MEASURES
 
     return list(DEFAULT_MEASURES)
 

@@ -17,14 +17,13 @@ from dataclasses import dataclass
 import polars as pl
 
 from evalcore.cache import cached_frame, code_version
-from evalcore.metrics.catalogue import metric_info
-from evalcore.metrics.measures import DEFAULT_MEASURES, Measure
+from evalcore.metrics.catalogue import DEFAULT_MEASURES, EPS, metric_info
+from evalcore.metrics.measures import Measure
 from evalcore.metrics.retrieval import rank
 from evalcore.runs.load import Run
+from evalcore.runs.testset import HELDOUT
 from evalcore.score import metric_columns, score_run, slice_frame
 from evalcore.stats import SMALL_SLICE, bootstrap_ci, holm, paired_randomization_test
-
-EPS = 1e-12
 
 
 @dataclass(frozen=True)
@@ -52,6 +51,15 @@ class Comparison:
         # on disk like the scores; the key names every input.
         key = f"{b.source_key}|{c.source_key}|{b.testset.sha256}|{self.k}|{chosen}|{tag}|{permutations}|{code_version()}"
         return cached_frame("by_slice", key, compute)
+
+
+def incomparable(baseline: Run, candidate: Run) -> str | None:
+    """Why two runs cannot be compared question by question (None if they can): they must answer one
+    test set version, or the same qid could mean a different question or different labels."""
+    if baseline.testset.sha256 == candidate.testset.sha256:
+        return None
+    return (f"the runs answer different test set versions ({baseline.testset.version} vs "
+            f"{candidate.testset.version}); compare runs of one test set version")
 
 
 def _chunk_moves(base: Run, cand: Run, k: int) -> pl.DataFrame:
@@ -86,15 +94,16 @@ def compare(
     measures: Iterable[Measure | str] = DEFAULT_MEASURES,
     k: int = 5,
     permutations: int = 10_000,
+    scores: tuple[pl.DataFrame, pl.DataFrame] | None = None,
 ) -> Comparison:
-    """Compare ``candidate`` against ``baseline`` on the questions both answered."""
-    if baseline.testset.sha256 != candidate.testset.sha256:
-        msg = (
-            f"runs answer different test sets ({baseline.testset.version} vs {candidate.testset.version}); "
-            "compare runs of one test set version"
-        )
-        raise ValueError(msg)
-    sb, sc = score_run(baseline, measures), score_run(candidate, measures)
+    """Compare ``candidate`` against ``baseline`` on the questions both answered.
+
+    ``scores`` (baseline's, candidate's per-question scores) are used as given; without them both runs
+    are scored with ``measures``."""
+    problem = incomparable(baseline, candidate)
+    if problem:
+        raise ValueError(problem)
+    sb, sc = scores if scores is not None else (score_run(baseline, measures), score_run(candidate, measures))
     metrics = [m for m in metric_columns(sb) if m in sc.columns]
     joined = sb.select("qid", *metrics).join(sc.select("qid", *metrics), on="qid", how="inner", suffix="_cand")
     joined = joined.rename({m: f"{m}_base" for m in metrics}).with_columns(
@@ -119,20 +128,17 @@ def compare(
 
 
 def _signed(m: str) -> pl.Expr:
-    """The delta of ``m`` turned so that negative is worse (None-direction metrics count as 0)."""
-    hib = metric_info(m).higher_is_better
-    d = pl.col(f"{m}_delta")
-    if hib is None:
-        return pl.lit(None, dtype=pl.Float64)
-    return d if hib else -d
+    """The delta of ``m`` turned so that negative is worse (the catalogue's rule)."""
+    return metric_info(m).better_expr(pl.col(f"{m}_delta"))
 
 
 def _diagnose(df: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
-    retrieval = [m for m in metrics if metric_info(m).kind == "retrieval"]
-    generation: list[str] = [m for m in ("faithfulness", "correctness") if m in metrics]
-    abst: list[str] = [m for m in ("abstention", "false_refusal") if m in metrics]
-    # Relevance is a soft 0..1 judge score that wobbles between judge calls; it is reported, but a
-    # question's status comes from the metrics that say something is right or wrong.
+    def role(r: str) -> list[str]:
+        return [m for m in metrics if metric_info(m).role == r]
+
+    retrieval, generation, abst = role("retrieval"), role("answer"), role("abstention")
+    # Soft scores (relevance, imported ones) wobble between judge calls and rates have no direction:
+    # they are reported, but a question's status comes from the metrics that say right or wrong.
     key = [*retrieval, *generation, *abst]
 
     def worst(ms: list[str]) -> pl.Expr:
@@ -171,6 +177,8 @@ def _summarise(df: pl.DataFrame, metrics: list[str], *, group: str, permutations
             pair = part.select(f"{m}_base", f"{m}_cand", f"{m}_delta").drop_nulls()
             d = pair[f"{m}_delta"].to_numpy()
             n = int(d.size)
+            info = metric_info(m)
+            signed = None if info.higher_is_better is None else (d if info.higher_is_better else -d)
             lo, hi = bootstrap_ci(d, seed=1) if n else (None, None)
             rows.append(
                 {
@@ -183,16 +191,20 @@ def _summarise(df: pl.DataFrame, metrics: list[str], *, group: str, permutations
                     "ci_low": lo,
                     "ci_high": hi,
                     "p": paired_randomization_test(d, permutations=permutations, seed=2) if n else None,
-                    "improved": int((d > EPS).sum()),
-                    "regressed": int((d < -EPS).sum()),
+                    # By the metric's direction; a rate with none neither improves nor regresses.
+                    "better": info.better(float(d.mean())) if n else None,
+                    "improved": None if signed is None else int((signed > EPS).sum()),
+                    "regressed": None if signed is None else int((signed < -EPS).sum()),
                     "small": n < SMALL_SLICE,
-                    "higher_is_better": metric_info(m).higher_is_better,
+                    "higher_is_better": info.higher_is_better,
+                    "direction": info.direction,
                 }
             )
     schema = {
         group: pl.String, "metric": pl.String, "n": pl.Int64, "baseline": pl.Float64, "candidate": pl.Float64,
         "delta": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "p": pl.Float64,
-        "improved": pl.Int64, "regressed": pl.Int64, "small": pl.Boolean, "higher_is_better": pl.Boolean,
+        "better": pl.Float64, "improved": pl.Int64, "regressed": pl.Int64, "small": pl.Boolean,
+        "higher_is_better": pl.Boolean, "direction": pl.String,
     }
     out = pl.DataFrame(rows, schema=schema)
     tested = out["p"].is_not_null()
@@ -200,7 +212,6 @@ def _summarise(df: pl.DataFrame, metrics: list[str], *, group: str, permutations
     p_holm = out["p"].to_list()
     it = iter(adj.tolist())
     p_holm = [next(it) if p is not None else None for p in p_holm]
-    # Note: for "improved"/"regressed" counts on lower-is-better metrics, the sign is the raw delta's.
     return out.with_columns(p_holm=pl.Series(p_holm, dtype=pl.Float64))
 
 
@@ -231,5 +242,5 @@ def filter_questions(
     if answerable is not None:
         df = df.filter(pl.col("answerable") == answerable)
     if not include_heldout:
-        df = df.filter(pl.col("split") != "heldout")
+        df = df.filter(pl.col("split") != HELDOUT)
     return df

@@ -28,9 +28,8 @@ from xml.sax.saxutils import quoteattr
 
 import polars as pl
 
-from evalcore.compare import EPS, Comparison
-from evalcore.metrics.catalogue import GENERATION, metric_info
-from evalcore.metrics.measures import parse_measure
+from evalcore.compare import Comparison
+from evalcore.metrics.catalogue import EPS, metric_info, retrieval_only
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, str]] = {
     "R@5": (0.02, "fail"),
@@ -63,8 +62,7 @@ class GatePolicy:
     @property
     def measures(self) -> list[str]:
         """Retrieval measures the comparison must compute for this policy."""
-        names = [r.metric for r in self.rules] + list(self.must_pass_metrics)
-        return list(dict.fromkeys(n for n in names if n not in GENERATION))
+        return retrieval_only([r.metric for r in self.rules] + list(self.must_pass_metrics))
 
     @classmethod
     def default(cls) -> GatePolicy:
@@ -114,13 +112,15 @@ class GatePolicy:
 
 
 def _check_metric(path: Path, key: str, name: str) -> None:
-    if name in GENERATION:
-        return
     try:
-        parse_measure(name)
+        info = metric_info(name)
     except ValueError as exc:
         msg = f"{path}: {key}: {exc}"
         raise ValueError(msg) from None
+    if info.higher_is_better is None:
+        msg = (f"{path}: {key}: {name} has no better direction (a rise or a fall can each be a problem), "
+               "so it cannot be gated; gate abstention or false_refusal instead")
+        raise ValueError(msg)
 
 
 @dataclass
@@ -145,8 +145,8 @@ def run_gate(cmp: Comparison, policy: GatePolicy) -> GateResult:
             checks.append({"metric": rule.metric, "status": "skipped", "severity": rule.severity,
                            "reason": "no question has this metric in both runs", "max_drop": rule.max_drop})
             continue
-        hib = metric_info(rule.metric).higher_is_better
-        drop = -row["delta"] if hib else row["delta"]
+        better = metric_info(rule.metric).better(row["delta"])
+        drop = -better if better is not None else 0.0
         over = drop > rule.max_drop + EPS
         significant = row["p_holm"] is not None and row["p_holm"] < policy.alpha
         failed = over and (significant or not policy.require_significance)
@@ -166,9 +166,7 @@ def run_gate(cmp: Comparison, policy: GatePolicy) -> GateResult:
         for m in policy.must_pass_metrics:
             if f"{m}_delta" not in r or r[f"{m}_delta"] is None:
                 continue
-            hib = metric_info(m).higher_is_better
-            d = r[f"{m}_delta"] if hib else -r[f"{m}_delta"]
-            if d < -EPS:
+            if metric_info(m).regressed(r[f"{m}_delta"]):
                 reasons.append(f"{m} {r[f'{m}_base']:.3f} → {r[f'{m}_cand']:.3f}")
         if r["left_top_k"]:
             reasons.append(f"labeled chunk(s) left the top {cmp.k}: {', '.join(r['left_top_k'])}")

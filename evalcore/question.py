@@ -15,7 +15,7 @@ from evalcore.metrics.generation import context_chunks
 from evalcore.metrics.quotes import check_quotes
 from evalcore.metrics.retrieval import rank
 from evalcore.runs.load import Run
-from evalcore.score import score_runs
+from evalcore.runs.testset import HELDOUT
 
 
 @dataclass(frozen=True)
@@ -70,15 +70,12 @@ def question_detail(run: Run, qid: str, *, k: int = 5) -> QuestionDetail | None:
 
 
 def question_across_runs(
-    runs: Iterable[Run], qid: str, metrics: Iterable[str] | None = None,
-    *, scores: dict[str, pl.DataFrame] | None = None,
+    runs: Iterable[Run], qid: str, scores: dict[str, pl.DataFrame], metrics: Iterable[str] | None = None,
 ) -> pl.DataFrame:
     """One row per run that answered ``qid`` (in creation order): run id, label, created, every metric.
 
-    ``scores`` (run id -> :func:`score_run` output) avoids rescoring runs a caller already scored.
+    ``scores`` holds each run's per-question scores (:func:`~evalcore.score.score_runs`).
     """
-    runs = list(runs)
-    scores = score_runs(runs, known=scores)
     rows = []
     for run in runs:
         full = scores[run.run_id]
@@ -90,3 +87,11 @@ def question_across_runs(
     if metrics is not None and rows:
         df = df.select("run_id", "label", "created", *[m for m in metrics if m in df.columns])
     return df
+
+
+def question_choices(cases: pl.DataFrame, *, include_heldout: bool, keep: str | None = None) -> pl.DataFrame:
+    """The questions a picker offers: held-out ones left out unless asked for (looking at them while
+    tuning overfits the prompt to the test set), except ``keep`` (a question a link already names)."""
+    if include_heldout:
+        return cases
+    return cases.filter((pl.col("split") != HELDOUT) | (pl.col("qid") == (keep or "")))

@@ -15,14 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 import polars as pl
 
 from evalcore.cache import cached_frame, code_version
+from evalcore.metrics.catalogue import DEFAULT_MEASURES
 from evalcore.metrics.generation import generation_scores
-from evalcore.metrics.measures import DEFAULT_MEASURES, Measure, parse_measures
+from evalcore.metrics.measures import Measure, parse_measures
 from evalcore.metrics.retrieval import evaluate
 from evalcore.runs.load import Run
 from evalcore.runs.testset import LABELED, TestSet
 from evalcore.stats import SMALL_SLICE, bootstrap_ci
-
-GENERATION_METRICS = ("faithfulness", "correctness", "relevance", "abstention", "false_refusal", "no_answer")
 
 
 def score_run(run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *, cache: bool = True) -> pl.DataFrame:
@@ -42,13 +41,10 @@ def score_run(run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *,
 
 
 def score_runs(runs: Iterable[Run], measures: Iterable[Measure | str] = DEFAULT_MEASURES, *,
-               known: dict[str, pl.DataFrame] | None = None, workers: int | None = None) -> dict[str, pl.DataFrame]:
+               workers: int | None = None) -> dict[str, pl.DataFrame]:
     """:func:`score_run` for each run (run id -> scores), a few runs at a time on threads: polars and
-    the retrieval kernel release the GIL, so on 2 cores 20 runs score in ~2/3 of the time. Runs in
-    ``known`` (scores a caller already has) are not scored again."""
-    runs = list(runs)
-    known = known or {}
-    todo = [r for r in runs if r.run_id not in known]
+    the retrieval kernel release the GIL, so on 2 cores 20 runs score in ~2/3 of the time."""
+    todo = list(runs)
     ms = [str(m) for m in measures]
     workers = workers or min(4, os.cpu_count() or 1, max(1, len(todo)))
     if workers == 1 or len(todo) < 2:
@@ -56,7 +52,7 @@ def score_runs(runs: Iterable[Run], measures: Iterable[Measure | str] = DEFAULT_
     else:
         with ThreadPoolExecutor(workers, thread_name_prefix="evalcore-score") as pool:
             fresh = dict(zip([r.run_id for r in todo], pool.map(lambda r: score_run(r, ms), todo), strict=True))
-    return {r.run_id: known[r.run_id] if r.run_id in known else fresh[r.run_id] for r in runs}
+    return fresh
 
 
 def _score(run: Run, ms: list[Measure]) -> pl.DataFrame:
@@ -131,14 +127,14 @@ def summarize(
     return pl.DataFrame(rows, schema=schema).sort("slice", maintain_order=True)
 
 
-def trend(runs: Sequence[Run], metrics: Sequence[str], *, scores: dict[str, pl.DataFrame] | None = None,
+def trend(runs: Sequence[Run], metrics: Sequence[str], scores: dict[str, pl.DataFrame], *,
           resamples: int = 1000) -> pl.DataFrame:
     """Mean of each metric per run, in creation order, with bootstrap CIs: for a chart over time.
 
-    Returns ``run_id, label, created, metric, n, mean, ci_low, ci_high``.
+    ``scores`` holds each run's per-question scores (:func:`score_runs`). Returns
+    ``run_id, label, created, metric, n, mean, ci_low, ci_high``.
     """
     rows = []
-    scores = score_runs(runs, known=scores)
     for run in runs:
         s = scores[run.run_id]
         for m in metrics:

@@ -1,45 +1,105 @@
-"""The metric catalogue shared by scoring, comparison, the gate and the dashboard.
+"""The metric catalogue: every metric's name, kind, direction and role, and the default sets — the one
+place scoring, comparison, the gate, the CLI and the dashboard learn them from.
 
-Retrieval metrics are named by :mod:`evalcore.metrics.measures` (``R@5``, ``nDCG@10``...). Generation metrics
-have fixed names. ``higher_is_better`` tells comparisons which way is a regression.
+Retrieval metrics are named by :mod:`evalcore.metrics.measures` (``R@5``, ``nDCG@10``...); generation
+metrics have fixed names; imported scores are ``ext:<name>``.
+
+**Direction.** ``higher_is_better`` is True, False, or None for a rate that is neither good nor bad
+(``no_answer``: a rise can mean an index problem, a fall to zero that the system started guessing).
+:meth:`MetricInfo.better` turns a delta so that positive is an improvement, and is the only place that
+decides what "improved" and "regressed" mean; a metric without a direction neither improves nor
+regresses.
+
+>>> metric_info("false_refusal").better(-0.25)
+0.25
+>>> metric_info("no_answer").better(0.5) is None
+True
+>>> metric_info("R@5").regressed(-0.1), metric_info("false_refusal").regressed(-0.1)
+(True, False)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
 
 from evalcore.metrics.measures import SPECS, parse_measure
+
+EPS = 1e-12  # deltas smaller than this are ties (floating-point noise, not a change)
+
+Kind = Literal["retrieval", "generation", "external"]
+# What a change in the metric says about a question (compare's diagnosis):
+#   retrieval  — the right chunk reached the model, or not;   answer — the answer was right / faithful;
+#   abstention — the system declined when it should (not);    soft   — reported, never a question's status;
+#   rate       — a rate with no better direction.
+Role = Literal["retrieval", "answer", "abstention", "soft", "rate"]
 
 
 @dataclass(frozen=True)
 class MetricInfo:
     name: str
-    kind: str  # "retrieval" | "generation" | "external"
-    higher_is_better: bool | None  # None: neither direction is a regression (e.g. no-answer rate)
+    kind: Kind
+    higher_is_better: bool | None
+    role: Role
     description: str
+
+    def better(self, delta: float | None) -> float | None:
+        """``delta`` turned so that positive is an improvement; None without a direction."""
+        if delta is None or self.higher_is_better is None:
+            return None
+        return delta if self.higher_is_better else -delta
+
+    def better_expr(self, delta: pl.Expr) -> pl.Expr:
+        """:meth:`better` as a polars expression."""
+        if self.higher_is_better is None:
+            return pl.lit(None, dtype=pl.Float64)
+        return delta if self.higher_is_better else -delta
+
+    def improved(self, delta: float | None) -> bool:
+        b = self.better(delta)
+        return b is not None and b > EPS
+
+    def regressed(self, delta: float | None) -> bool:
+        b = self.better(delta)
+        return b is not None and b < -EPS
+
+    @property
+    def direction(self) -> str:
+        """How a person reads it: "higher", "lower" or "either" is better."""
+        return {True: "higher", False: "lower", None: "either"}[self.higher_is_better]
 
 
 GENERATION: dict[str, MetricInfo] = {
     m.name: m
     for m in [
-        MetricInfo("faithfulness", "generation", True, "supported claims (quote found) / claims; n/a without claims"),
-        MetricInfo("correctness", "generation", True, "judge verdict against the reference answer (1, 0.5, 0)"),
-        MetricInfo("relevance", "generation", True, "does the answer address the question (0..1)"),
-        MetricInfo("abstention", "generation", True, "unanswerable questions: declined to answer"),
-        MetricInfo("false_refusal", "generation", False, "answerable questions: declined to answer"),
-        MetricInfo("no_answer", "generation", None, "all questions: declined to answer"),
+        MetricInfo("faithfulness", "generation", True, "answer",
+                   "SUPPORTED claims whose quote is in the context / claims; n/a without claims"),
+        MetricInfo("correctness", "generation", True, "answer",
+                   "judge verdict against the reference answer (1, 0.5, 0)"),
+        MetricInfo("relevance", "generation", True, "soft", "does the answer address the question (0..1)"),
+        MetricInfo("abstention", "generation", True, "abstention", "unanswerable questions: declined to answer"),
+        MetricInfo("false_refusal", "generation", False, "abstention", "answerable questions: declined to answer"),
+        MetricInfo("no_answer", "generation", None, "rate", "all questions: declined to answer"),
     ]
 }
+GENERATION_METRICS: tuple[str, ...] = tuple(GENERATION)
+
+# The retrieval measures scored when none are named (CLI, dashboard, comparisons).
+DEFAULT_MEASURES: tuple[str, ...] = ("R@5", "R@10", "P@5", "hit@5", "RR@10", "nDCG@10", "AP", "judged@10")
+# What a person looks at first: Overview's trend, the headline of a run.
+HEADLINE: tuple[str, ...] = ("R@5", "nDCG@10", "faithfulness", "correctness", "abstention")
 
 
 def metric_info(name: str) -> MetricInfo:
-    """Metadata of any metric column name."""
+    """Metadata of any metric column name; ``ValueError`` for a name that is no metric."""
     if name in GENERATION:
         return GENERATION[name]
     if name.startswith("ext:"):
-        return MetricInfo(name, "external", True, "computed outside evalcore (imported); not recomputed here")
+        return MetricInfo(name, "external", True, "soft", "computed outside evalcore (imported); not recomputed here")
     m = parse_measure(name)
-    return MetricInfo(str(m), "retrieval", True, SPECS[m.name].formula)
+    return MetricInfo(str(m), "retrieval", True, "retrieval", SPECS[m.name].formula)
 
 
 def is_metric(name: str) -> bool:
@@ -48,3 +108,8 @@ def is_metric(name: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def retrieval_only(names: list[str] | tuple[str, ...]) -> list[str]:
+    """The retrieval measures among metric names (what must be computed from the ranked lists)."""
+    return list(dict.fromkeys(n for n in names if metric_info(n).kind == "retrieval"))

@@ -116,5 +116,3 @@ def parse_measures(texts: list[str] | tuple[str, ...] | str) -> list[Measure]:
 def known_examples() -> list[str]:
     return ["P@5", "R@10", "hit@5", "RR", "RR@10", "nDCG@10", "nDCG", "nDCG_exp@10", "AP", "AP@100", "Rprec", "judged@10"]
 
-
-DEFAULT_MEASURES: tuple[str, ...] = ("R@5", "R@10", "P@5", "hit@5", "RR@10", "nDCG@10", "AP", "judged@10")

@@ -40,6 +40,8 @@ EVIDENCE_SCHEMA = {
 # Columns of ``cases`` that can be used to slice results, besides free-form tags.
 BUILTIN_SLICES = ("type", "topic", "source", "split", "must_pass", "answerable")
 
+HELDOUT = "heldout"  # the split kept out of sight while tuning
+
 # Questions whose retrieval can be scored: answerable, with a relevant chunk to score it against.
 # (Answerable with no label is "not labeled yet": its answer is scored, its retrieval is not.)
 LABELED = pl.col("answerable") & (pl.col("n_relevant") > 0)
@@ -66,6 +68,11 @@ class TestSet:
     def n_unlabeled(self) -> int:
         """Answerable questions with no labeled chunk yet (their retrieval is not scored)."""
         return self.cases.filter(pl.col("answerable") & ~LABELED).height
+
+    @property
+    def n_heldout(self) -> int:
+        """Questions of the held-out split (means include them; per-question views hide them by default)."""
+        return self.cases.filter(pl.col("split") == HELDOUT).height
 
     def tag_names(self) -> list[str]:
         """Every tag a result can be sliced by, built-in ones first."""
