@@ -10,25 +10,23 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import data, state
+from dashboard import data, tables
 from dashboard.frame import complain, need_runs, setup, show_problems
 from dashboard.render import plot_text, plot_texts
+from dashboard.views import OverviewView
 
 frame = setup("Overview", ":material/dashboard:")
 show_problems(frame)
 need_runs(frame)
 
-TREND_DEFAULT = ["R@5", "nDCG@10", "faithfulness", "correctness", "abstention"]
-complaints = state.seed("home", [state.Param("run", "home_run", valid=lambda v: v in frame.result.runs)])
-complain(complaints)
-state.default("home_run", frame.run_ids[-1])
+complain(OverviewView.seed({"run": lambda v: v in frame.result.runs}, run=frame.run_ids[-1]))
 
 st.subheader("Runs")
 st.dataframe(data.overview_table(frame.result), hide_index=True)
 
 run_id = st.selectbox("Run", frame.run_ids, key="home_run", format_func=frame.label)
 run = frame.result.runs[run_id]
-state.publish("home", {"run": run_id})
+OverviewView.from_state().publish()
 
 table = data.summary(frame.fkey, run_id, None, frame.key)
 left, right = st.columns([3, 2])
@@ -45,7 +43,7 @@ with left:
 with right:
     st.subheader("System")
     st.json(run.manifest.system, expanded=True)
-    held = run.testset.cases.filter(run.testset.cases["split"] == "heldout").height
+    held = run.testset.n_heldout
     if held:
         st.caption(f"Means include {held} held-out question(s); per-question views hide them by default.")
     unlabeled = run.testset.n_unlabeled
@@ -55,7 +53,7 @@ with right:
 
 st.subheader("Across runs")
 metric_options = [m for m in table["metric"].to_list()]
-chosen = st.multiselect("Metrics", metric_options, default=[m for m in TREND_DEFAULT if m in metric_options],
+chosen = st.multiselect("Metrics", metric_options, default=tables.headline(metric_options),
                         key="home_trend")
 if chosen:
     tr = data.trend_table(frame.fkey, tuple(chosen), frame.key)

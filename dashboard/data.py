@@ -15,6 +15,7 @@ import polars as pl
 import streamlit as st
 
 from evalcore import Comparison, LoadResult, compare, load_runs, score_run, summarize
+from evalcore.compare import incomparable
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
 from evalcore.runs.load import manifest_summary
 from evalcore.score import score_runs, trend
@@ -101,3 +102,19 @@ def across_runs(folder: str, qid: str, key: Key) -> pl.DataFrame:
 
 def overview_table(result: LoadResult) -> pl.DataFrame:
     return pl.DataFrame([manifest_summary(r) for r in result.runs.values()])
+
+
+__all__ = [
+    "across_runs",
+    "all_scores",
+    "comparison",
+    "comparison_by_slice",
+    "detail",
+    "incomparable",
+    "load",
+    "overview_table",
+    "runs_folder",
+    "scores",
+    "summary",
+    "trend_table",
+]

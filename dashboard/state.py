@@ -9,7 +9,7 @@ name a file, so it cannot make the app read outside the runs folder.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,17 @@ def seed(page: str, params: Sequence[Param]) -> list[str]:
     last = st.session_state.get(f"_url_{page}")
     if last == raw:
         return []
+    values, complaints = parse(params, raw)
+    by_name = {p.name: p for p in params}
+    for name, value in values.items():
+        st.session_state[by_name[name].key] = value
+    st.session_state[f"_url_{page}"] = raw
+    return complaints
+
+
+def parse(params: Sequence[Param], raw: Mapping[str, list[str]]) -> tuple[dict[str, Any], list[str]]:
+    """The valid values a URL gives (by parameter name) and a complaint for each value rejected."""
+    out: dict[str, Any] = {}
     complaints = []
     for p in params:
         values = raw.get(p.name)
@@ -47,9 +58,8 @@ def seed(page: str, params: Sequence[Param]) -> list[str]:
             parsed = [v for v in parsed if p.valid(v)]
             if not parsed:
                 continue
-        st.session_state[p.key] = parsed if p.many else parsed[0]
-    st.session_state[f"_url_{page}"] = raw
-    return complaints
+        out[p.name] = parsed if p.many else parsed[0]
+    return out, complaints
 
 
 def publish(page: str, values: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -34,6 +35,16 @@ class Comparison:
     metrics: tuple[str, ...]
     per_question: pl.DataFrame  # qid, status, diagnosis, <m>_base, <m>_cand, <m>_delta, chunks moved
     summary: pl.DataFrame  # metric, n, baseline, candidate, delta, ci_low, ci_high, p, p_holm, ...
+
+    @property
+    def n_heldout(self) -> int:
+        """Held-out questions among those both runs answered (per-question views hide them by default)."""
+        return self.per_question.filter(pl.col("split") == HELDOUT).height
+
+    def question(self, qid: str) -> dict[str, Any] | None:
+        """One question's row of :attr:`per_question` (None if both runs did not answer it)."""
+        row = self.per_question.filter(pl.col("qid") == qid)
+        return row.row(0, named=True) if row.height else None
 
     def by_slice(self, tag: str, *, metrics: Sequence[str] | None = None, permutations: int = 10_000) -> pl.DataFrame:
         """The summary per value of ``tag``, Holm-corrected across every (slice, metric) tested."""

@@ -7,9 +7,10 @@ import plotly.graph_objects as go
 import polars as pl
 import streamlit as st
 
-from dashboard import data, state
+from dashboard import data, tables
 from dashboard.frame import complain, need_runs, setup
 from dashboard.render import md_escape, plot_text, plot_texts
+from dashboard.views import BreakdownView
 
 # One chart at a time: each plotly chart costs the browser about half a second to draw, and the
 # heatmap alone already carries mean, CI and n per cell.
@@ -21,17 +22,8 @@ runs = frame.result.runs
 last = runs[frame.run_ids[-1]]
 tags = last.testset.tag_names()
 
-complain(state.seed("breakdown", [
-    state.Param("run", "bd_run", valid=lambda v: v in runs),
-    state.Param("vs", "bd_vs", valid=lambda v: v in runs),
-    state.Param("by", "bd_by", valid=lambda v: v in tags),
-    state.Param("metric", "bd_metrics", many=True),
-    state.Param("chart", "bd_chart", valid=lambda v: v in CHARTS),
-    state.Param("bar", "bd_focus"),
-]))
-state.default("bd_run", frame.run_ids[-1])
-state.default("bd_by", "type")
-state.default("bd_chart", "heatmap")
+complain(BreakdownView.seed({"run": lambda v: v in runs, "vs": lambda v: v in runs, "by": lambda v: v in tags,
+                             "chart": lambda v: v in CHARTS}, run=frame.run_ids[-1]))
 
 c1, c2, c3 = st.columns(3)
 run_id = c1.selectbox("Run", frame.run_ids, key="bd_run", format_func=frame.label)
@@ -43,25 +35,25 @@ run = runs[run_id]
 if vs is None:
     table = data.summary(frame.fkey, run_id, by, frame.key)
 else:
-    if runs[vs].testset.sha256 != run.testset.sha256:
-        st.error("These two runs answer different test set versions; compare runs of one version.")
+    problem = data.incomparable(runs[vs], run)
+    if problem:
+        st.error(problem[0].upper() + problem[1:] + ".")
         st.stop()
     table = data.comparison_by_slice(frame.fkey, vs, run_id, 5, by, frame.key)
 all_metrics = list(dict.fromkeys(table["metric"].to_list()))
 if "bd_metrics" in st.session_state:
     st.session_state["bd_metrics"] = [m for m in st.session_state["bd_metrics"] if m in all_metrics]
-state.default("bd_metrics", all_metrics)
+st.session_state.setdefault("bd_metrics", all_metrics)
 metrics = st.multiselect("Metrics", all_metrics, key="bd_metrics")
-state.publish("breakdown", {"run": run_id, "vs": vs, "by": by,
-                            "metric": metrics if metrics != all_metrics else None,
-                            "chart": "bars" if st.session_state.get("bd_chart") == "bars" else None,
-                            "bar": st.session_state.get("bd_focus") if st.session_state.get("bd_chart") == "bars" else None})
+bars_shown = st.session_state.get("bd_chart") == "bars"
+BreakdownView.from_state(metric=metrics if metrics != all_metrics else [],
+                         bar=st.session_state.get("bd_focus") if bars_shown else None).publish()
 table = table.filter(pl.col("metric").is_in(metrics))
 if table.height == 0:
     st.info("Pick at least one metric.")
     st.stop()
 slices = sorted(set(table["slice"].to_list()))
-held = run.testset.cases.filter(pl.col("split") == "heldout").height
+held = run.testset.n_heldout
 if held:
     st.caption(f"Aggregates include {held} held-out question(s). Slice by `split` to see them apart.")
 
@@ -76,15 +68,10 @@ if vs is None:
                                  on_change=_keep_a_chart) or "heatmap"
     st.session_state["_bd_chart_last"] = chart
     if chart == "heatmap":
-        cell = table.with_columns(text=pl.Series([
-            f"{r['mean']:.3f}{' †' if r['small'] else ''}<br>{r['ci_low']:.2f}–{r['ci_high']:.2f}<br>n={r['n']}"
-            if r["mean"] is not None else f"–<br>n={r['n']}" for r in table.iter_rows(named=True)
-        ], dtype=pl.String))
-        mean = cell.pivot(on="metric", index="slice", values="mean").sort("slice")
-        text = cell.pivot(on="metric", index="slice", values="text").sort("slice")
+        grid = tables.mean_grid(table, metrics)
         fig = go.Figure(go.Heatmap(
-            z=mean.select(metrics).to_numpy(), x=plot_texts(metrics), y=plot_texts(mean["slice"]), zmin=0, zmax=1,
-            colorscale="Blues", text=text.select(metrics).to_numpy(), texttemplate="%{text}",
+            z=grid.z, x=plot_texts(grid.metrics), y=plot_texts(grid.slices), zmin=grid.zmin, zmax=grid.zmax,
+            colorscale="Blues", text=grid.text, texttemplate="%{text}",
             hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>", colorbar={"title": "mean"},
         ))
         fig.update_layout(height=120 + 62 * len(slices), margin={"t": 10, "b": 10}, yaxis_autorange="reversed", xaxis_side="top")
@@ -112,18 +99,10 @@ if vs is None:
 else:
     st.caption(f"**{md_escape(frame.label(run_id))}** vs baseline **{md_escape(frame.label(vs))}** — mean paired delta per slice; "
                "★ = significant after Holm correction across every cell (p < 0.05); † = fewer than 30 questions.")
-    cell = table.with_columns(text=pl.Series([
-        f"{r['delta']:+.3f}{'★' if r['p_holm'] is not None and r['p_holm'] < 0.05 else ''}{' †' if r['small'] else ''}<br>n={r['n']}"
-        if r["delta"] is not None else f"–<br>n={r['n']}" for r in table.iter_rows(named=True)
-    ], dtype=pl.String))
-    # Colour by improvement: a lower-is-better metric's delta is flipped for the colour only.
-    cell = cell.with_columns(good=pl.when(pl.col("higher_is_better") == False).then(-pl.col("delta")).otherwise(pl.col("delta")))  # noqa: E712
-    good = cell.pivot(on="metric", index="slice", values="good").sort("slice")
-    text = cell.pivot(on="metric", index="slice", values="text").sort("slice")
-    lim = max(0.05, float(cell["good"].abs().max() or 0))
+    grid = tables.delta_grid(table, metrics)
     fig = go.Figure(go.Heatmap(
-        z=good.select(metrics).to_numpy(), x=plot_texts(metrics), y=plot_texts(good["slice"]), zmin=-lim, zmax=lim,
-        colorscale="RdBu", text=text.select(metrics).to_numpy(), texttemplate="%{text}",
+        z=grid.z, x=plot_texts(grid.metrics), y=plot_texts(grid.slices), zmin=grid.zmin, zmax=grid.zmax,
+        colorscale="RdBu", text=grid.text, texttemplate="%{text}",
         hovertemplate="%{y} · %{x}<extra></extra>",
     ))
     fig.update_layout(height=120 + 48 * len(slices), margin={"t": 10, "b": 10}, yaxis_autorange="reversed", xaxis_side="top")

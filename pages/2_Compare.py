@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import polars as pl
 import streamlit as st
 
-from dashboard import data, state
+from dashboard import data, tables
 from dashboard.frame import complain, link_to_question, need_runs, setup
 from dashboard.render import chunk_list, claim_list, md_code, md_escape, quotes_by_chunk
-from evalcore.compare import STATUSES, filter_questions
+from dashboard.views import CompareView
 
 frame = setup("Compare", ":material/compare_arrows:")
 need_runs(frame, 2)
@@ -21,21 +20,10 @@ def _tag_ok(v: str) -> bool:
     return ":" in v and v.split(":", 1)[0] in tags
 
 
-complain(state.seed("compare", [
-    state.Param("base", "cmp_base", valid=lambda v: v in runs),
-    state.Param("cand", "cmp_cand", valid=lambda v: v in runs),
-    state.Param("k", "cmp_k", parse=int, valid=lambda v: 1 <= v <= 100),
-    state.Param("status", "cmp_status", many=True, valid=lambda v: v in STATUSES),
-    state.Param("tag", "cmp_tag", valid=_tag_ok),
-    state.Param("must_pass", "cmp_must", parse=lambda v: v == "true"),
-    state.Param("answerable", "cmp_ans", valid=lambda v: v in ("yes", "no")),
-    state.Param("heldout", "cmp_held", parse=lambda v: v == "true"),
-    state.Param("qid", "cmp_qid"),
-]))
-state.default("cmp_base", ids[-2])
-state.default("cmp_cand", ids[-1])
-state.default("cmp_k", 5)
-state.default("cmp_status", ["regressed", "mixed"])
+complain(CompareView.seed({
+    "base": lambda v: v in runs, "cand": lambda v: v in runs, "k": lambda v: 1 <= v <= 100,
+    "status": lambda v: v in tables.STATUSES, "tag": _tag_ok, "answerable": lambda v: v in ("yes", "no"),
+}, base=ids[-2], cand=ids[-1]))
 
 c1, c2, c3 = st.columns([5, 5, 1])
 base = c1.selectbox("Baseline", ids, key="cmp_base", format_func=frame.label)
@@ -44,22 +32,16 @@ k = int(c3.number_input("Top k", 1, 100, key="cmp_k"))
 if base == cand:
     st.info("Pick two different runs.")
     st.stop()
-if runs[base].testset.sha256 != runs[cand].testset.sha256:
-    st.error("These runs answer different test set versions "
-             f"({runs[base].testset.version} vs {runs[cand].testset.version}); compare runs of one version.")
+problem = data.incomparable(runs[base], runs[cand])
+if problem:
+    st.error(md_escape(problem[0].upper() + problem[1:] + "."))
     st.stop()
 cmp = data.comparison(frame.fkey, base, cand, k, frame.key)
 
 st.subheader("Summary")
 st.caption(f"{cmp.per_question.height} questions answered by both · mean paired delta (candidate − baseline) "
            "with a bootstrap 95% CI · two-sided randomization test, Holm-corrected across metrics")
-summary = cmp.summary.with_columns(
-    sig=pl.when(pl.col("p_holm") < 0.05).then(pl.lit("★")).otherwise(pl.lit("")),
-    direction=pl.when(pl.col("higher_is_better").is_null()).then(pl.lit("either"))
-    .when(pl.col("higher_is_better")).then(pl.lit("higher")).otherwise(pl.lit("lower")),
-).select("metric", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_holm", "sig", "improved",
-         "regressed", "direction")
-st.dataframe(summary, hide_index=True, column_config={
+st.dataframe(tables.compare_summary(cmp), hide_index=True, column_config={
     **{c: st.column_config.NumberColumn(format="%.3f") for c in ("baseline", "candidate", "delta", "ci_low", "ci_high")},
     "p_holm": st.column_config.NumberColumn("p (Holm)", format="%.4f"),
     "sig": st.column_config.TextColumn("", help="★ significant at 0.05 after Holm correction"),
@@ -68,7 +50,7 @@ st.dataframe(summary, hide_index=True, column_config={
 
 st.subheader("Questions")
 f1, f2, f3, f4, f5 = st.columns([3, 3, 2, 2, 2])
-status = f1.multiselect("Status", list(STATUSES), key="cmp_status")
+status = f1.multiselect("Status", list(tables.STATUSES), key="cmp_status")
 tag_values = sorted({f"{t}:{v}" for t, v in runs[base].testset.tags.select("tag", "value").iter_rows()
                      if t not in ("split", "answerable", "must_pass")})
 tag = f2.selectbox("Tag", [None, *tag_values], key="cmp_tag", format_func=lambda v: "any" if v is None else v)
@@ -78,21 +60,16 @@ must = f4.toggle("Must-pass only", key="cmp_must")
 held = f5.toggle("Show held-out", key="cmp_held",
                  help="Held-out questions are hidden by default: looking at them while tuning overfits the "
                       "system to the test set. Aggregates above include them.")
-table = filter_questions(
+table = tables.filter_questions(
     cmp, status=status or None, tag=tuple(tag.split(":", 1)) if tag else None, must_pass_only=must,  # type: ignore[arg-type]
     answerable=None if answerable is None else answerable == "yes", include_heldout=held,
 )
-hidden = cmp.per_question.filter(pl.col("split") == "heldout").height
+hidden = cmp.n_heldout
 if not held and hidden:
     st.caption(f"{hidden} held-out question(s) hidden (switch above).")
 
-questions = runs[base].testset.cases.select("qid", "question", "type", "topic")
-key_metrics = [m for m in ("R@5", "nDCG@10", "faithfulness", "correctness", "abstention") if m in cmp.metrics]
-view = table.join(questions, on="qid", how="left").select(
-    "qid", "status", "diagnosis", "worst_delta", *[f"{m}_delta" for m in key_metrics],
-    left_top_k=pl.col("left_top_k").list.join(" "), entered_top_k=pl.col("entered_top_k").list.join(" "),
-    type="type", topic="topic", must_pass="must_pass", question="question",
-)
+key_metrics = tables.headline(cmp.metrics)
+view = tables.compare_questions(cmp, table)
 st.caption(f"{view.height} question(s), worst regression first. Select a row to open it side by side.")
 event = st.dataframe(
     view, hide_index=True, on_select="rerun", selection_mode="single-row", key="cmp_table",
@@ -107,15 +84,12 @@ if rows and st.session_state.get("_cmp_last_sel") != sel_marker and rows[0] < vi
     st.session_state["cmp_qid"] = view["qid"][rows[0]]
 st.session_state["_cmp_last_sel"] = sel_marker
 qid = st.session_state.get("cmp_qid")
-state.publish("compare", {
-    "base": base, "cand": cand, "k": k if k != 5 else None,
-    "status": status if status != ["regressed", "mixed"] else None, "tag": tag,
-    "answerable": answerable, "must_pass": must, "heldout": held, "qid": qid,
-})
+CompareView.from_state(qid=qid).publish()
 
 if qid is None:
     st.stop()
-if qid not in set(cmp.per_question["qid"].to_list()):
+row = cmp.question(qid)
+if row is None:
     st.warning(f"Question '{md_escape(qid)}' is not answered by both runs.", icon=":material/link_off:")
     st.stop()
 
@@ -123,7 +97,6 @@ st.divider()
 bd = data.detail(frame.fkey, base, qid, k, frame.key)
 cd = data.detail(frame.fkey, cand, qid, k, frame.key)
 assert bd is not None and cd is not None
-row = cmp.per_question.filter(pl.col("qid") == qid).row(0, named=True)
 case = bd.case
 st.subheader(f"{md_escape(qid)}: {md_escape(case['question'])}", anchor=False)
 st.markdown(
@@ -131,7 +104,7 @@ st.markdown(
     + (f":orange-badge[{md_escape(row['diagnosis'])}] " if row["diagnosis"] else "")
     + " ".join(f":gray-badge[{md_escape(t)}: {md_escape(', '.join(v))}]" for t, v in case["tags"].items())
 )
-if case["split"] == "heldout":
+if case["split"] == tables.HELDOUT:
     st.caption("This is a held-out question: look, but don't tune on it.")
 st.markdown("**Reference answer:** " + (md_escape(case["reference_answer"]) or ":gray[(none — unanswerable)]"))
 if row["left_top_k"]:
@@ -142,14 +115,8 @@ if row["entered_top_k"]:
                icon=":material/trending_up:")
 link_to_question(qid)
 
-delta_table = pl.DataFrame({
-    "metric": list(cmp.metrics),
-    "baseline": [row[f"{m}_base"] for m in cmp.metrics],
-    "candidate": [row[f"{m}_cand"] for m in cmp.metrics],
-    "delta": [row[f"{m}_delta"] for m in cmp.metrics],
-}, schema={"metric": pl.String, "baseline": pl.Float64, "candidate": pl.Float64, "delta": pl.Float64})
 with st.expander("Metrics for this question"):
-    st.dataframe(delta_table, hide_index=True)
+    st.dataframe(tables.question_metrics(cmp, row), hide_index=True)
 
 left, right = st.columns(2)
 for col, d, name in ((left, bd, "Baseline"), (right, cd, "Candidate")):

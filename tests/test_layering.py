@@ -1,24 +1,146 @@
-"""evalcore is the library: it never imports streamlit, and importing it does not pull in anthropic."""
+"""The layers hold: evalcore never imports streamlit; a lower layer never imports a higher one; only the
+judge imports anthropic; pages go through dashboard/, never straight to evalcore; no import cycle.
+
+The import graph is read from the source (every import statement, also those inside functions), so a
+lazy import cannot hide a violation.
+"""
 
 from __future__ import annotations
 
+import ast
+import functools
 import subprocess
 import sys
+from pathlib import Path
 
 from helpers import ROOT
 
+# Lower number = lower layer. A module may import its own layer and lower ones.
+LAYERS: dict[str, int] = {
+    "evalcore._version": 0, "evalcore.errors": 0, "evalcore.schema": 0, "evalcore.cache": 0, "evalcore.stats": 0,
+    "evalcore.metrics": 1,
+    "evalcore.runs": 2,
+    "evalcore.score": 3,
+    "evalcore.compare": 4, "evalcore.question": 4, "evalcore.trec_eval": 4,
+    "evalcore.gate": 5,
+    "evalcore.cli": 6,
+}
+# Within the base layer each module stands alone (DESIGN.md: they import no other evalcore module).
+STANDALONE = {"evalcore._version", "evalcore.errors", "evalcore.schema", "evalcore.cache", "evalcore.stats"}
 
-def test_evalcore_never_imports_streamlit_or_anthropic() -> None:
-    code = ("import sys, evalcore, evalcore.cli, evalcore.gate, evalcore.runs.importers, evalcore.runs.trec; "
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, resolved to full dotted names (``from a import b`` counts ``a.b``
+    when ``b`` is a module of ``a``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+            for a in node.names:
+                candidate = ROOT / Path(*node.module.split("."), a.name)
+                if candidate.with_suffix(".py").exists() or (candidate / "__init__.py").exists():
+                    out.add(f"{node.module}.{a.name}")
+    return out
+
+
+def _layer(module: str) -> tuple[str, int] | None:
+    for prefix, layer in sorted(LAYERS.items(), key=lambda kv: -len(kv[0])):
+        if module == prefix or module.startswith(prefix + "."):
+            return prefix, layer
+    return None
+
+
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    files = [*(ROOT / "evalcore").rglob("*.py"), *(ROOT / "dashboard").rglob("*.py"), *(ROOT / "pages").glob("*.py"),
+             ROOT / "app.py"]
+    return {_module_name(p): _imports(p) for p in files}
+
+
+def test_evalcore_never_imports_streamlit_and_only_the_judge_imports_anthropic() -> None:
+    bad = []
+    for mod, imports in _graph().items():
+        for imp in imports:
+            top = imp.split(".")[0]
+            if mod.startswith("evalcore") and top == "streamlit":
+                bad.append(f"{mod} imports {imp}")
+            if top == "anthropic" and not mod.startswith("evalcore.judge"):
+                bad.append(f"{mod} imports {imp} (only evalcore.judge may)")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_lower_layer_imports_a_higher_one() -> None:
+    bad = []
+    for mod, imports in _graph().items():
+        if not mod.startswith("evalcore.") or mod == "evalcore":
+            continue
+        own = _layer(mod)
+        assert own is not None, f"{mod} belongs to no layer: add its package to LAYERS"
+        for imp in imports:
+            if imp == "evalcore":
+                bad.append(f"{mod} imports the package API (import the module that owns the name)")
+                continue
+            if not imp.startswith("evalcore."):
+                continue
+            other = _layer(imp)
+            assert other is not None, f"{imp} belongs to no layer"
+            if other[1] > own[1]:
+                bad.append(f"{mod} (layer {own[1]}) imports {imp} (layer {other[1]})")
+            if own[0] in STANDALONE and other[0] != own[0]:
+                bad.append(f"{mod} must import no other evalcore module, imports {imp}")
+            if other[0] == "evalcore.cli" and own[0] != "evalcore.cli":
+                bad.append(f"{mod} imports the CLI")
+    assert not bad, "\n".join(bad)
+
+
+def test_pages_go_through_the_dashboard_package() -> None:
+    graph = _graph()
+    pages = [m for m in graph if m.startswith("pages.") or m == "app"]
+    assert len(pages) >= 4
+    bad = [f"{m} imports {i}" for m in pages for i in graph[m] if i.split(".")[0] == "evalcore"]
+    assert not bad, "pages lay out what dashboard/ gives them:\n" + "\n".join(bad)
+
+
+def test_there_is_no_import_cycle() -> None:
+    full = _graph()
+    graph = {m: {i for i in imps if i in full} for m, imps in full.items()}
+    # Package __init__ files re-export their modules; an edge into a package is an edge to its API.
+    seen: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> None:
+        seen[m] = 1
+        stack.append(m)
+        for n in sorted(graph.get(m, ())):
+            if seen.get(n) == 1:
+                cycle = [*stack[stack.index(n):], n]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if n not in seen:
+                visit(n)
+        stack.pop()
+        seen[m] = 2
+
+    for m in sorted(graph):
+        if m not in seen:
+            visit(m)
+
+
+def test_importing_evalcore_pulls_in_neither_streamlit_nor_anthropic() -> None:
+    code = ("import sys, evalcore, evalcore.cli, evalcore.gate, evalcore.runs.importers, evalcore.trec_eval; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('streamlit', 'anthropic')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
-
-
-def test_no_streamlit_import_statement_in_evalcore() -> None:
-    for path in (ROOT / "evalcore").rglob("*.py"):
-        text = path.read_text()
-        assert "import streamlit" not in text and "from streamlit" not in text, path
 
 
 def test_schema_command_prints_every_file_format(capsys) -> None:  # type: ignore[no-untyped-def]

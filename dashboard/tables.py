@@ -1,0 +1,135 @@
+"""The shapes pages lay out: heatmap grids, the Compare tables, the Question picker. Pages only place
+these on the screen; the numbers in them come from evalcore (means, CIs, deltas, directions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from evalcore.compare import STATUSES, Comparison, filter_questions
+from evalcore.metrics.catalogue import HEADLINE
+from evalcore.question import question_choices
+from evalcore.runs.testset import HELDOUT
+
+__all__ = ["HEADLINE", "HELDOUT", "STATUSES", "Grid", "case_row", "compare_questions", "compare_summary", "delta_grid",
+           "filter_questions", "headline", "mean_grid", "question_history", "question_metrics",
+           "question_options"]
+
+SIGNIFICANT = 0.05  # Holm-corrected p below this is marked ★
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A slice × metric heatmap: values, the text in each cell, and the colour limits."""
+
+    z: list[tuple[Any, ...]]
+    text: list[tuple[Any, ...]]
+    slices: list[str]
+    metrics: list[str]
+    zmin: float
+    zmax: float
+
+
+def _cells(table: pl.DataFrame, metrics: list[str], value: str, text: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    cell = table.with_columns(text=pl.Series(text, dtype=pl.String))
+    z = cell.pivot(on="metric", index="slice", values=value).sort("slice")
+    t = cell.pivot(on="metric", index="slice", values="text").sort("slice")
+    for m in metrics:  # a metric with no value in any slice still gets its column
+        if m not in z.columns:
+            z = z.with_columns(pl.lit(None, dtype=pl.Float64).alias(m))
+            t = t.with_columns(pl.lit(None, dtype=pl.String).alias(m))
+    return z, t
+
+
+def mean_grid(table: pl.DataFrame, metrics: list[str]) -> Grid:
+    """One run: each cell the mean, its 95% CI and n († for a slice under 30 questions)."""
+    text = [
+        f"{r['mean']:.3f}{' †' if r['small'] else ''}<br>{r['ci_low']:.2f}–{r['ci_high']:.2f}<br>n={r['n']}"
+        if r["mean"] is not None else f"–<br>n={r['n']}"
+        for r in table.iter_rows(named=True)
+    ]
+    z, t = _cells(table, metrics, "mean", text)
+    return Grid(z.select(metrics).rows(), t.select(metrics).rows(), z["slice"].to_list(), metrics, 0.0, 1.0)
+
+
+def delta_grid(table: pl.DataFrame, metrics: list[str]) -> Grid:
+    """Two runs: each cell the mean paired delta, ★ when significant after Holm, † for a small slice;
+    coloured by improvement (the catalogue's ``better``), so a lower-is-better metric that fell is blue."""
+    text = [
+        f"{r['delta']:+.3f}{'★' if r['p_holm'] is not None and r['p_holm'] < SIGNIFICANT else ''}"
+        f"{' †' if r['small'] else ''}<br>n={r['n']}"
+        if r["delta"] is not None else f"–<br>n={r['n']}"
+        for r in table.iter_rows(named=True)
+    ]
+    z, t = _cells(table, metrics, "better", text)
+    lim = max(0.05, float(table["better"].abs().max() or 0))  # type: ignore[arg-type]
+    return Grid(z.select(metrics).rows(), t.select(metrics).rows(), z["slice"].to_list(), metrics, -lim, lim)
+
+
+def compare_summary(cmp: Comparison) -> pl.DataFrame:
+    """The per-metric summary as the Compare page shows it."""
+    return cmp.summary.with_columns(
+        sig=pl.when(pl.col("p_holm") < SIGNIFICANT).then(pl.lit("★")).otherwise(pl.lit("")),
+    ).select("metric", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_holm", "sig", "improved",
+             "regressed", "direction")
+
+
+def headline(metrics: list[str] | tuple[str, ...]) -> list[str]:
+    """The catalogue's headline metrics among ``metrics``, in the catalogue's order."""
+    return [m for m in HEADLINE if m in metrics]
+
+
+def compare_questions(cmp: Comparison, table: pl.DataFrame) -> pl.DataFrame:
+    """The filtered per-question table with the question text and the headline deltas."""
+    questions = cmp.baseline.testset.cases.select("qid", "question", "type", "topic")
+    key = headline(cmp.metrics)
+    return table.join(questions, on="qid", how="left").select(
+        "qid", "status", "diagnosis", "worst_delta", *[f"{m}_delta" for m in key],
+        left_top_k=pl.col("left_top_k").list.join(" "), entered_top_k=pl.col("entered_top_k").list.join(" "),
+        type="type", topic="topic", must_pass="must_pass", question="question",
+    )
+
+
+def question_metrics(cmp: Comparison, row: dict[str, Any]) -> pl.DataFrame:
+    """One question's metrics in both runs and the delta, a row per metric."""
+    return pl.DataFrame({
+        "metric": list(cmp.metrics),
+        "baseline": [row[f"{m}_base"] for m in cmp.metrics],
+        "candidate": [row[f"{m}_cand"] for m in cmp.metrics],
+        "delta": [row[f"{m}_delta"] for m in cmp.metrics],
+    }, schema={"metric": pl.String, "baseline": pl.Float64, "candidate": pl.Float64, "delta": pl.Float64})
+
+
+def question_options(cases: pl.DataFrame, *, search: str, include_heldout: bool, selected: str | None,
+                     limit: int) -> tuple[list[tuple[str, str]], int]:
+    """The picker's ``(qid, question)`` options — held-out ones only when asked for, narrowed by a
+    case-insensitive search of qid and text, at most ``limit`` (plus the open question) — and how many
+    questions matched in all."""
+    choices = question_choices(cases, include_heldout=include_heldout, keep=selected)
+    needle = search.strip().lower()
+    if needle:
+        hit = (pl.col("qid").str.to_lowercase().str.contains(needle, literal=True)
+               | pl.col("question").str.to_lowercase().str.contains(needle, literal=True))
+        choices = choices.filter(hit | (pl.col("qid") == (selected or "")))
+    options = choices.sort("qid").select("qid", "question").head(limit).rows()
+    if selected and selected not in {q for q, _ in options}:
+        open_one = cases.filter(pl.col("qid") == selected).select("qid", "question")
+        if open_one.height:
+            options.insert(0, open_one.row(0))
+    matched = choices.filter(pl.col("qid") != (selected or "")).height if needle else choices.height
+    return options, matched
+
+
+def question_history(history: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """One question's metrics across runs, without the metrics that apply to no run of it (retrieval
+    on an unanswerable question would be columns of None), and the metrics worth charting."""
+    kept = history.select([c for c in history.columns if history[c].null_count() < history.height])
+    charted = [m for m in (*HEADLINE, "RR@10") if m in kept.columns]
+    return kept, charted
+
+
+def case_row(cases: pl.DataFrame, qid: str) -> dict[str, Any]:
+    """One test case as a dict (the caller knows the qid exists)."""
+    return cases.filter(pl.col("qid") == qid).row(0, named=True)

@@ -1,0 +1,134 @@
+"""One view object per page: what the page shows, as a frozen dataclass that reads and writes its URL.
+
+Each field is a URL parameter of the same name, bound to one widget key, with its default written once
+here. :meth:`View.from_query_params` parses a URL (pure, testable without Streamlit);
+:meth:`View.to_query_params` writes a view back, leaving out values equal to their defaults, so a link
+holds only what differs. Values are ids and names checked against what is loaded: a link cannot name
+a file, so it cannot make the app read outside the runs folder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self
+
+import streamlit as st
+
+from dashboard import state
+
+Valid = Mapping[str, Callable[[Any], bool]]
+
+# Compare's question filter shows these statuses until the reader picks others.
+DEFAULT_STATUSES = ("regressed", "mixed")
+DEFAULT_K = 5
+
+
+def _param(key: str, default: Any = None, *, parse: Callable[[str], Any] = str, many: bool = False,
+           always: bool = False) -> Any:
+    """A view field: its widget key, default, how a URL value parses, whether it repeats, and whether
+    it is written to the URL even at its default (the runs a comparison is about)."""
+    meta = {"key": key, "parse": parse, "many": many, "always": always}
+    if many:
+        return field(default_factory=lambda: list(default or ()), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def _flag(v: str) -> bool:
+    return v == "true"
+
+
+@dataclass(frozen=True)
+class View:
+    page: ClassVar[str]
+
+    @classmethod
+    def params(cls, valid: Valid | None = None) -> list[state.Param]:
+        valid = valid or {}
+        return [
+            state.Param(f.name, f.metadata["key"], parse=f.metadata["parse"], many=f.metadata["many"],
+                        valid=valid.get(f.name, lambda v: True))
+            for f in dataclasses.fields(cls)
+        ]
+
+    @classmethod
+    def from_query_params(cls, query: Mapping[str, list[str]], valid: Valid | None = None) -> tuple[Self, list[str]]:
+        """The view a URL asks for (defaults where it says nothing or something invalid) and what had to
+        be rejected, in words a reader understands."""
+        values, complaints = state.parse(cls.params(valid), query)
+        return cls(**values), complaints
+
+    def to_query_params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            if value is None or value == [] or (value == default and not f.metadata["always"]):
+                continue
+            out[f.name] = value
+        return out
+
+    # ---- Streamlit side: seed widget keys from the URL, read the view back, publish it.
+
+    @classmethod
+    def seed(cls, valid: Valid | None = None, **defaults: Any) -> list[str]:
+        """Copy valid URL values into the widget keys (when the URL changed since this page last wrote
+        it); give every other key its default. ``defaults`` are those known only at run time (the
+        newest run). Returns the complaints to show."""
+        complaints = state.seed(cls.page, cls.params(valid))
+        for f in dataclasses.fields(cls):
+            value = defaults.get(f.name, f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default)
+            if value is not None and value != []:
+                state.default(f.metadata["key"], value)
+        return complaints
+
+    @classmethod
+    def from_state(cls, **overrides: Any) -> Self:
+        """The view the widgets hold now (``overrides`` for values a page derived itself)."""
+        values = {f.name: st.session_state.get(f.metadata["key"]) for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in values.items() if v is not None}
+        return cls(**{**values, **overrides})
+
+    def publish(self) -> None:
+        state.publish(self.page, self.to_query_params())
+
+
+@dataclass(frozen=True)
+class OverviewView(View):
+    page: ClassVar[str] = "home"
+    run: str | None = _param("home_run")
+
+
+@dataclass(frozen=True)
+class BreakdownView(View):
+    page: ClassVar[str] = "breakdown"
+    run: str | None = _param("bd_run")
+    vs: str | None = _param("bd_vs")
+    by: str = _param("bd_by", "type")
+    metric: list[str] = _param("bd_metrics", many=True)  # empty: every metric
+    chart: str = _param("bd_chart", "heatmap")
+    bar: str | None = _param("bd_focus")
+
+
+@dataclass(frozen=True)
+class CompareView(View):
+    page: ClassVar[str] = "compare"
+    base: str | None = _param("cmp_base", always=True)
+    cand: str | None = _param("cmp_cand", always=True)
+    k: int = _param("cmp_k", DEFAULT_K, parse=int)
+    status: list[str] = _param("cmp_status", DEFAULT_STATUSES, many=True)
+    tag: str | None = _param("cmp_tag")
+    must_pass: bool = _param("cmp_must", False, parse=_flag)
+    answerable: str | None = _param("cmp_ans")
+    heldout: bool = _param("cmp_held", False, parse=_flag)
+    qid: str | None = _param("cmp_qid")
+
+
+@dataclass(frozen=True)
+class QuestionView(View):
+    page: ClassVar[str] = "question"
+    qid: str | None = _param("q_qid")
+    k: int = _param("q_k", DEFAULT_K, parse=int)
+    heldout: bool = _param("q_held", False, parse=_flag)
+    run: str | None = _param("q_run")
