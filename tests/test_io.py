@@ -199,10 +199,10 @@ def test_parquet_fast_path_gives_the_same_tables_as_line_by_line_validation(tmp_
     from polars.testing import assert_frame_equal
 
     from evalcore import load_run
-    from evalcore.runs.parquet import frames_from_parquet
+    from evalcore.runs.nested import frames_from_nested
 
     folder = _as_parquet(tmp_path, runs_copy, run_id)
-    fast = frames_from_parquet(pl.read_parquet(folder / "results.parquet"))
+    fast = frames_from_nested(pl.read_parquet(folder / "results.parquet"))
     assert fast is not None, "a clean file takes the vectorised path"
     exact = load_run(runs_copy / run_id)
     for name in ("results", "retrieved", "claims", "external"):

@@ -25,8 +25,8 @@ from evalcore.cache import file_key, read_frames, write_frames
 from evalcore.errors import InputError, Problem, Problems, short
 from evalcore.metrics.retrieval import preload
 from evalcore.runs.frames import FRAMES, check_records, frames_from_records
-from evalcore.runs.jsonl import field_path, iter_jsonl, loads_strict, validate_line
-from evalcore.runs.parquet import frames_from_parquet
+from evalcore.runs.jsonl import field_path, iter_jsonl, loads_strict, read_plain, validate_line
+from evalcore.runs.nested import frames_from_nested
 from evalcore.runs.testset import TestSet, read_testset
 from evalcore.schema import ResultRecord, RunManifest
 
@@ -88,6 +88,9 @@ def _cache_write(path: Path, frames: dict[str, pl.DataFrame]) -> None:
 
 
 def _read_results_jsonl(path: Path, problems: Problems) -> dict[str, pl.DataFrame] | None:
+    fast = _results_jsonl_fast(path)
+    if fast is not None:
+        return fast
     before = len(problems.errors)
     records: list[tuple[int, ResultRecord]] = []
     for lineno, obj in iter_jsonl(path, problems, what="result record"):
@@ -97,6 +100,34 @@ def _read_results_jsonl(path: Path, problems: Problems) -> dict[str, pl.DataFram
     if len(problems.errors) > before:
         return None
     return frames_from_records(records)
+
+
+# Keys whose explicit null the record model refuses, but which polars cannot tell from a missing key.
+_NOT_NULL = ("qid", "retrieved", "external_scores", "chunk_id", "score", "claim", "verdict")
+
+
+def _results_jsonl_fast(path: Path) -> dict[str, pl.DataFrame] | None:
+    """A plainly valid results.jsonl, read whole and checked vectorised (:mod:`evalcore.runs.nested`);
+    None sends it to the line-by-line reader, which names the line and field of each problem."""
+    df = read_plain(path, no_null=_NOT_NULL)
+    if df is None:
+        return None
+    ext = df.schema.get("external_scores")
+    if isinstance(ext, pl.Struct):
+        # JSON holds external scores as an object {name: value}; the nested form is a list of
+        # {name, value}. Numbers only (a string or an object needs the exact check).
+        fields = [f for f in ext.fields if f.dtype != pl.Null]
+        if any(f.dtype not in (pl.Float64, pl.Int64) for f in fields):
+            return None
+        pairs = [pl.struct(name=pl.lit(f.name), value=pl.col("external_scores").struct.field(f.name).cast(pl.Float64))
+                 for f in fields]
+        df = df.with_columns(
+            external_scores=pl.concat_list(pairs).list.eval(pl.element().filter(pl.element().struct.field("value").is_not_null()))
+            if pairs else pl.lit(None, dtype=pl.Null)
+        )
+    elif ext is not None and ext != pl.Null:
+        return None
+    return frames_from_nested(df)
 
 
 def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFrame] | None:
@@ -109,7 +140,7 @@ def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFr
     if df.height == 0:
         problems.error(path, "the file holds no result", expected="one row per question")
         return None
-    fast = frames_from_parquet(df)
+    fast = frames_from_nested(df)
     if fast is not None:
         return fast
     # Anything not plainly valid goes through the same model as a JSON line, row by row, so both

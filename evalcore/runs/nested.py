@@ -1,7 +1,7 @@
-"""Vectorised reading of ``results.parquet``: the same records as ``results.jsonl``, checked with
-polars expressions instead of one pydantic object per row.
+"""Vectorised checks of nested result records — ``results.parquet``, or ``results.jsonl`` as polars
+reads it — with polars expressions instead of one pydantic object per row.
 
-:func:`frames_from_parquet` returns None as soon as anything is not plainly valid — an unknown
+:func:`frames_from_nested` returns None as soon as anything is not plainly valid — an unknown
 column or struct field, a wrong type, a missing qid, a non-finite score, an unknown verdict, a value
 out of range. The caller then validates row by row through the pydantic models, which name the row
 and the field. A clean file never pays that cost; a broken one always gets the exact message.
@@ -52,7 +52,13 @@ def _is(dtype: pl.DataType | None, kinds: tuple[type[pl.DataType], ...] | type[p
     return any(dtype == k for k in kinds)
 
 
-def frames_from_parquet(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
+def _elements(lists: pl.Series) -> int:
+    """How many elements the lists hold; a null element among them makes an exploded frame shorter
+    than this, which is how one is caught (the record model does not allow it)."""
+    return int(lists.list.len().sum() or 0)
+
+
+def frames_from_nested(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
     """The four long tables of a run, or None if any row needs the exact (slow) check."""
     cols = df.schema
     if "qid" not in cols or not set(cols) <= _TOP or not _is(cols["qid"], pl.String):
@@ -90,7 +96,8 @@ def frames_from_parquet(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
     get = (lambda c, dt: pl.col(c).cast(dt) if c in cols else pl.lit(None, dtype=dt))  # noqa: E731
     jf = (lambda f, dt: pl.col("judge").struct.field(f).cast(dt) if f in judge_f else pl.lit(None, dtype=dt))  # noqa: E731
     tf = (lambda f: pl.col("tokens").struct.field(f).cast(pl.Int64) if f in tok_f else pl.lit(None, dtype=pl.Int64))  # noqa: E731
-    claims_len = pl.col("judge").struct.field("claims").list.len() if claims_f else pl.lit(None, dtype=pl.UInt32)
+    has_claims = "claims" in judge_f and judge_f["claims"] != pl.Null
+    claims_len = pl.col("judge").struct.field("claims").list.len() if has_claims else pl.lit(None, dtype=pl.UInt32)
     answer = get("answer", pl.String)
     results = df.select(
         qid=pl.col("qid"),
@@ -137,7 +144,8 @@ def frames_from_parquet(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
                     score=field("retrieved", "score", ret_f, pl.Float64),
                     text=field("retrieved", "text", ret_f, pl.String), line="line")
         )
-        if (retrieved["chunk_id"].null_count() or not (retrieved["chunk_id"].str.len_chars() > 0).all()
+        if (retrieved.height != _elements(df["retrieved"])
+                or retrieved["chunk_id"].null_count() or not (retrieved["chunk_id"].str.len_chars() > 0).all()
                 or retrieved["score"].null_count() or not retrieved["score"].is_finite().all()):
             return None
     else:
@@ -150,8 +158,9 @@ def frames_from_parquet(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
                     verdict=field("c", "verdict", claims_f, pl.String), quote=field("c", "quote", claims_f, pl.String),
                     chunk_id=field("c", "chunk_id", claims_f, pl.String))
         )
-        if (claims["claim"].null_count() or not (claims["claim"].str.len_chars() > 0).all()
-                or not claims["verdict"].is_in(list(VERDICTS)).all()):
+        if (claims.height != _elements(df["judge"].struct.field("claims"))
+                or claims["claim"].null_count() or not (claims["claim"].str.len_chars() > 0).all()
+                or claims["verdict"].null_count() or not claims["verdict"].is_in(list(VERDICTS)).all()):
             return None
     else:
         claims = pl.DataFrame(schema=CLAIMS_SCHEMA)
@@ -161,7 +170,8 @@ def frames_from_parquet(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
             .select("qid", name=pl.col("e").struct.field("name").cast(pl.String),
                     value=pl.col("e").struct.field("value").cast(pl.Float64))
         )
-        if external["name"].null_count() or not external["value"].drop_nulls().is_finite().all():
+        if (external.height != _elements(df["external_scores"]) or external["name"].null_count()
+                or not external["value"].drop_nulls().is_finite().all()):
             return None
     else:
         external = pl.DataFrame(schema=EXTERNAL_SCHEMA)
