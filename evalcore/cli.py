@@ -191,11 +191,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     else:
         folder = import_ragas(args.file, args.out, run_id=args.run_id)
     print(f"wrote {folder} and {Path(args.out) / 'testset.jsonl'}")
-    from evalcore.runs.load import read_run
-
-    run = read_run(folder)
-    if run and run.manifest.notes:
-        print(f"note: {run.manifest.notes}", file=sys.stderr)
+    notes = json.loads((folder / "run.json").read_text(encoding="utf-8")).get("notes")
+    if notes:
+        print(f"note: {notes}", file=sys.stderr)
     return EXIT_OK
 
 

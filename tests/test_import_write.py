@@ -120,3 +120,25 @@ def test_a_crashed_pipeline_leaves_no_half_run(tmp_path: Path) -> None:
         w.add("hv-001", answer="x")
         raise RuntimeError("pipeline died")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_run_writer_takes_a_whole_frame_checked_by_the_loaders_rules(tmp_path: Path) -> None:
+    ts = SAMPLE / "testset.jsonl"
+    base = load_run(SAMPLE / "2026-11-02-hybrid-rerank")
+    frame = (base.retrieved.group_by("qid", maintain_order=True)
+             .agg(retrieved=pl.struct("chunk_id", "score", "text"))
+             .join(base.results.select("qid", "answer"), on="qid"))
+    with RunWriter(tmp_path / "framed", testset=ts) as w:
+        w.add_frame(frame)
+    written = load_run(tmp_path / "framed")
+    ret = ["qid", "R@5", "nDCG@10", "AP", "judged@10"]
+    assert score_run(written).select(ret).equals(score_run(base).select(ret)), "same rankings, same scores"
+    assert written.results["answer"].equals(base.results["answer"])
+    bad = frame.with_columns(retrieved=pl.col("retrieved").list.eval(
+        pl.element().struct.with_fields(score=pl.lit(float("nan")))))
+    with pytest.raises(ValueError, match=r"retrieved\[0\].score"), RunWriter(tmp_path / "bad", testset=ts) as w:
+        w.add_frame(bad)
+    w2 = RunWriter(tmp_path / "twice", testset=ts)
+    w2.add_frame(frame.head(3))
+    with pytest.raises(ValueError, match="already added"):
+        w2.add_frame(frame.head(1))

@@ -8,6 +8,8 @@ import polars as pl
 import pytest
 
 from evalcore.cli import main
+from evalcore.errors import InputError
+from evalcore.runs.trec import read_trec
 from test_retrieval_oracle import make_data, oracle
 
 
@@ -111,3 +113,24 @@ def test_tab_and_doubled_space_do_not_merge_fields(tmp_path: Path, capsys: pytes
     main(["trec", "-m", "num_ret", "-m", "num_rel_ret", str(qp), str(rp)])
     rows = parse(capsys.readouterr().out)
     assert rows[("num_ret", "all")] == "2" and rows[("num_rel_ret", "all")] == "1"
+
+
+def test_text_after_a_run_lines_tag_is_ignored_as_trec_eval_does(tmp_path: Path) -> None:
+    """trec_eval reads the first six fields of a run line (its own test suite has such a file)."""
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
+    plain, noted = tmp_path / "plain", tmp_path / "noted"
+    lines = ["q1 Q0 d1 1 2.5 tagA", "q1 Q0 d2 2 1.5 tagA", "q2 Q0 d9 1 3.0 tagA", "q2 Q0 d3 2 1.0 tagA"]
+    plain.write_text("\n".join(lines) + "\n")
+    noted.write_text("\n".join(f"{x} some comment here" for x in lines) + "\n")
+    files = [read_trec(qrels, p) for p in (plain, noted)]
+    as_text = [f.run.with_columns(pl.col("chunk_id").cast(pl.String)) for f in files]
+    assert as_text[0].equals(as_text[1]) and files[1].runid == "tagA"
+    # The general path (a tab sends a file there) reads them the same way.
+    tabbed = tmp_path / "tabbed"
+    tabbed.write_text("\n".join(f"{x}\tcomment" for x in lines) + "\n")
+    assert read_trec(qrels, tabbed).run.with_columns(pl.col("chunk_id").cast(pl.String)).equals(as_text[0])
+    short = tmp_path / "short"
+    short.write_text("q1 Q0 d1 1 2.5\n")
+    with pytest.raises(InputError, match="at least 6 fields"):
+        read_trec(qrels, short)

@@ -230,26 +230,6 @@ def nearly_ranked(start: np.ndarray, end: np.ndarray, s: np.ndarray, max_tie: in
     return True
 
 
-@njit(cache=True, nogil=True)
-def scan_text(buf: np.ndarray) -> tuple[int, bool, int]:
-    """One pass over a text file's bytes: how many spaces, whether any tab or carriage return, and
-    where the first line ends."""
-    n = buf.shape[0]
-    first_end = n
-    for i in range(n):
-        if buf[i] == 10:
-            first_end = i
-            break
-    # Branch-free, so the compiler vectorises it.
-    spaces = 0
-    odd = 0
-    for i in range(n):
-        ch = buf[i]
-        spaces += ch == 32
-        odd += (ch == 9) | (ch == 13)
-    return spaces, odd > 0, first_end
-
-
 def warm_up() -> None:
     """Load the compiled code (numba's cache, or a compile on the first run after an install)."""
     one = np.zeros(1, np.int64)
@@ -257,4 +237,3 @@ def warm_up() -> None:
     score_blocks(one, one + 1, one, code, one, np.zeros(1), one, one + 1, code, one, one + NDCG, one + 1, one + 1)
     first_repeat(one, one + 1, code, 1)
     nearly_ranked(one, one + 1, np.zeros(1), MAX_TIE)
-    scan_text(np.zeros(1, np.uint8))

@@ -41,24 +41,49 @@ def _write_testset(path: Path, cases: list[dict[str, Any]]) -> None:
 
 def import_trec(qrels: str | Path, run: str | Path, out: str | Path, *, run_id: str | None = None) -> Path:
     """Write ``out/testset.jsonl`` and ``out/<run_id>/`` from TREC files. Returns the run folder."""
-    files = read_trec(qrels, run)
+    files = read_trec(qrels, run, will_score=False)
     out = Path(out)
     rid = run_id or files.runid or Path(run).stem
     rid = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in rid)
     ts = out / "testset.jsonl"
-    cases = []
-    for (qid,), part in files.qrels.sort("qid").group_by("qid", maintain_order=True):
-        rel = {r["chunk_id"]: max(0, r["rel"]) for r in part.iter_rows(named=True)}
-        cases.append({"qid": qid, "question": f"(TREC query {qid})", "relevant": rel,
-                      "tags": {"type": "trec", "topic": "trec", "source": "real"}})
-    _write_testset(ts, cases)
-    known = set(files.qrels["qid"].unique())
+    # Written whole with polars (a JSON object with data-named keys, "relevant", is built as text from
+    # JSON-encoded strings), in qid order.
+    q = files.qrels.with_columns(pl.col("chunk_id").cast(pl.String), pl.col("rel").clip(lower_bound=0))
+    lines = (
+        q.group_by("qid")
+        .agg(relevant=pl.concat_str(_json_str(pl.col("chunk_id")), pl.lit(":"), pl.col("rel")).str.join(","))
+        .sort("qid")
+        .select(pl.concat_str(
+            pl.lit('{"qid":'), _json_str(pl.col("qid")), pl.lit(',"question":'),
+            _json_str(pl.concat_str(pl.lit("(TREC query "), pl.col("qid"), pl.lit(")"))),
+            pl.lit(',"relevant":{'), pl.col("relevant"),
+            pl.lit('},"tags":{"type":"trec","topic":"trec","source":"real"}}'),
+        ))
+    )
+    _write_lines(ts, lines.to_series())
+    # trec_eval ignores queries without qrels; so does the import.
+    results = (
+        files.run.join(q.select("qid").unique(), on="qid", how="semi")
+        .group_by("qid", maintain_order=True)
+        .agg(retrieved=pl.struct(pl.col("chunk_id").cast(pl.String), "score"))
+    )
     with RunWriter(out / rid, testset=ts, run_id=rid, label=rid, system={"imported_from": "trec"}) as w:
-        for (qid,), part in files.run.group_by("qid", maintain_order=True):
-            if qid not in known:
-                continue  # trec_eval ignores queries without qrels; so does the import
-            w.add(str(qid), retrieved=[{"chunk_id": r["chunk_id"], "score": r["score"]} for r in part.iter_rows(named=True)])
+        w.add_frame(results)
     return out / rid
+
+
+def _json_str(expr: pl.Expr) -> pl.Expr:
+    """Each string JSON-encoded (quotes and escapes), vectorised: polars encodes ``{"s": ...}``."""
+    return pl.struct(s=expr).struct.json_encode().str.slice(5).str.head(-1)
+
+
+def _write_lines(path: Path, lines: pl.Series) -> None:
+    if path.exists():
+        msg = f"{path} already exists; nothing is overwritten — choose another --out"
+        raise FileExistsError(msg)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines.to_list()) + "\n")
 
 
 def _read_ragas(path: Path) -> list[dict[str, Any]]:

@@ -13,8 +13,7 @@ import numpy as np
 import polars as pl
 
 from evalcore.errors import InputError, Problems
-from evalcore.metrics import _kernel  # noqa: F401 - numba is imported with this module: every TREC read needs it
-from evalcore.metrics.retrieval import _groups, categorical, kernel, preload
+from evalcore.metrics.retrieval import _groups, categorical, preload
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,7 @@ class TrecFiles:
 _FAST: dict[str, tuple[list[int], list[str], dict[str, pl.DataType | type[pl.DataType]], int]] = {
     # kind: (columns read, their names, typed columns, fields per line).
     "qrels": ([0, 2, 3], ["qid", "chunk_id", "rel"], {"column_3": pl.Int64}, 4),
-    "run": ([0, 2, 4], ["qid", "chunk_id", "score"], {"column_4": pl.Float64}, 6),
+    "run": ([0, 2, 4, 5], ["qid", "chunk_id", "score", "tag"], {"column_4": pl.Float64}, 6),
 }
 
 
@@ -58,43 +57,64 @@ def _fast_parse(path: Path, kind: str, chunk_dtype: pl.DataType) -> pl.DataFrame
         return None
 
 
+def _count(mm: mmap.mmap, byte: int) -> int:
+    """How many times ``byte`` occurs in the mapped file (numpy, a block at a time)."""
+    view = np.frombuffer(mm, dtype=np.uint8)
+    try:
+        return sum(int(np.count_nonzero(view[a : a + _BLOCK] == byte)) for a in range(0, view.size, _BLOCK))
+    finally:
+        del view  # the map cannot close while an array points into it
+
+
+_BLOCK = 1 << 24
+
+
 def _fast_check(path: Path, kind: str, df: pl.DataFrame) -> tuple[pl.DataFrame, str] | None:
-    """The checks of :func:`_fast_read` on a parsed file (one compiled pass over its bytes)."""
+    """The checks of :func:`_fast_read` on a parsed file (searches over its mapped bytes)."""
     _, names, _, n_fields = _FAST[kind]
     try:
         with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            view = np.frombuffer(mm, dtype=np.uint8)
-            spaces, odd, first_end = kernel().scan_text(view)
-            del view  # the map cannot close while an array points into it
-            first_line = mm[:first_end]
+            # A tab can hide a field from the space-separated reader ("1\tQ0  d" is still 6 fields),
+            # and so can a doubled or leading space: any of them sends the file to the general path,
+            # which splits on all white space.
+            odd = any(mm.find(s) >= 0 for s in (b"\t", b"\r", b"  ", b"\n ")) or mm[:1] == b" "
+            # A qrels line has exactly 4 fields: 3 spaces a line, so no line is short or long either.
+            # A run line has at least 6; trec_eval ignores what follows the tag, and so does this.
+            spaces = _count(mm, 32) if kind == "qrels" and not odd else None
     except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
         return None
-    # A tab can hide a field from the space-separated reader ("1\tQ0  d" is still 6 fields), so any
-    # tab (or carriage return) sends the file to the general path, which splits on all white space.
     if odd or df.height == 0 or df.width != len(names):
         return None
-    # The reader refuses a line with too many fields (a doubled or trailing space makes one), so
-    # exactly n-1 spaces per line means no line is short either.
-    if spaces != (n_fields - 1) * df.height:
+    if spaces is not None and spaces != (n_fields - 1) * df.height:
         return None
     df.columns = names
     if df.null_count().sum_horizontal().item() > 0:
         return None
     if kind == "run" and not df["score"].is_finite().all():
         return None
-    return df, first_line.split(b" ")[-1].decode("utf-8", "replace")
+    if kind == "run":
+        tag = df["tag"][0]
+        df = df.drop("tag")
+        return df, tag
+    return df, ""
 
 
 def _has_duplicates(df: pl.DataFrame, codes: np.ndarray) -> bool:
-    """Does a (qid, chunk) pair repeat? One pass over each question's rows, in the compiled kernel."""
+    """Does a (qid, chunk) pair repeat? Each pair as one integer (question block × chunk code),
+    counted distinct — integers hash fast, where a (string, string) struct would not."""
     start, end, _, order = _groups(df["qid"])
     if order is not None:
         codes = codes[order]
     n = int(codes.max()) + 1 if codes.size else 0
-    return bool(kernel().first_repeat(start, end, codes, n) >= 0)
+    block = np.repeat(np.arange(start.size, dtype=np.int64), end - start)
+    key = pl.Series(block * n + codes.astype(np.int64))
+    return key.n_unique() != key.len()
 
 
-def _split_lines(path: Path, n_fields: int, names: list[str], what: str, example: str, problems: Problems) -> pl.DataFrame:
+def _split_lines(path: Path, n_fields: int, names: list[str], what: str, example: str, problems: Problems,
+                 *, more_ok: bool = False) -> pl.DataFrame:
+    """Every line split on white space; ``more_ok``: fields after the first ``n_fields`` are ignored
+    (trec_eval reads a run line's first six fields and ignores the rest)."""
     try:
         raw = pl.read_csv(
             path, has_header=False, separator="\x1f", quote_char=None, new_columns=["raw"],
@@ -111,10 +131,11 @@ def _split_lines(path: Path, n_fields: int, names: list[str], what: str, example
         parts=pl.col("raw").str.strip_chars().str.replace_all(r"\s+", " ").str.split(" ")
     )
     df = df.filter(pl.col("raw").str.strip_chars() != "")
-    bad = df.filter(pl.col("parts").list.len() != n_fields).head(20)
+    n = pl.col("parts").list.len()
+    bad = df.filter(n < n_fields if more_ok else n != n_fields).head(20)
     for row in bad.iter_rows(named=True):
         problems.error(
-            path, f"a {what} line must have {n_fields} fields", line=row["line"],
+            path, f"a {what} line must have {'at least ' if more_ok else ''}{n_fields} fields", line=row["line"],
             expected=example, found=f"{len(row['parts'])} field(s): {row['raw'][:60]!r}",
         )
     if bad.height:
@@ -122,13 +143,15 @@ def _split_lines(path: Path, n_fields: int, names: list[str], what: str, example
     return df.select(pl.col("line").cast(pl.Int64), *[pl.col("parts").list.get(i).alias(n) for i, n in enumerate(names)])
 
 
-def read_trec(qrels_path: str | Path, run_path: str | Path) -> TrecFiles:
+def read_trec(qrels_path: str | Path, run_path: str | Path, *, will_score: bool = True) -> TrecFiles:
     """Read a TREC qrels file (``qid iter docno rel``) and run (``qid Q0 docno rank score tag``).
 
-    Raises :class:`InputError` naming the file and line of every problem.
+    Raises :class:`InputError` naming the file and line of every problem. ``will_score``: the caller
+    computes measures next, so the compiled measures load in the background meanwhile.
     """
     qp, rp = Path(qrels_path), Path(run_path)
-    preload()  # the compiled kernel loads while the files are parsed
+    if will_score:
+        preload()
     docno = pl.Categorical(pl.Categories.random())  # one mapping for both files' docnos
     parsed_q, parsed_r = _fast_parse(qp, "qrels", docno), _fast_parse(rp, "run", docno)
     # Both files are parsed before the checks, which need the kernel: it loads meanwhile.
@@ -142,7 +165,8 @@ def read_trec(qrels_path: str | Path, run_path: str | Path) -> TrecFiles:
             return TrecFiles(qrels=q, run=r, runid=runid)
     problems = Problems()
     q = _split_lines(qp, 4, ["qid", "iter", "chunk_id", "rel"], "qrels", "'qid iter docno rel'", problems)
-    r = _split_lines(rp, 6, ["qid", "q0", "chunk_id", "rank", "score", "tag"], "run", "'qid Q0 docno rank score tag'", problems)
+    r = _split_lines(rp, 6, ["qid", "q0", "chunk_id", "rank", "score", "tag"], "run", "'qid Q0 docno rank score tag'", problems,
+                     more_ok=True)
     if problems.errors:
         raise InputError(problems.errors)
     q = q.with_columns(rel_n=pl.col("rel").cast(pl.Int64, strict=False))

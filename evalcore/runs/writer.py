@@ -25,6 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
+import polars as pl
 from pydantic import ValidationError
 
 from evalcore._version import __version__
@@ -71,6 +72,7 @@ class RunWriter:
         )
         self.fmt = fmt
         self._records: list[dict[str, Any]] = []
+        self._frames: list[pl.DataFrame] = []
         self._qids: set[str] = set()
         self._closed = False
 
@@ -88,11 +90,32 @@ class RunWriter:
         self._qids.add(qid)
         self._records.append(rec.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"qid": qid})
 
+    def add_frame(self, results: pl.DataFrame) -> None:
+        """Add many results at once: a frame with a row per question and the columns of
+        ``results.jsonl`` (``retrieved`` a list of ``{chunk_id, score, ...}`` structs). It is checked
+        by the same vectorised rules the loader applies, and written by polars — for pipelines and
+        importers with many thousands of questions, where :meth:`add` per record is the slow part."""
+        from evalcore.runs.nested import frames_from_nested
+
+        if frames_from_nested(results) is None:
+            # Not plainly valid: the record model names the first bad row and field.
+            for row in results.iter_rows(named=True):
+                self.add(row.pop("qid"), **{k: v for k, v in row.items() if v is not None})
+            return
+        qids = results["qid"].to_list()
+        repeated = self._qids.intersection(qids) or (len(set(qids)) < len(qids) and {
+            q for q in qids if qids.count(q) > 1})
+        if repeated:
+            msg = f"qid {sorted(repeated)[0]!r} was already added to this run"
+            raise ValueError(msg)
+        self._qids.update(qids)
+        self._frames.append(results)
+
     def close(self) -> Path:
         """Write the run folder (atomically: a temporary folder renamed into place)."""
         if self._closed:
             return self.folder
-        if not self._records:
+        if not self._records and not self._frames:
             msg = "no result was added; a run needs at least one"
             raise ValueError(msg)
         self.folder.parent.mkdir(parents=True, exist_ok=True)
@@ -106,9 +129,13 @@ class RunWriter:
                 with (tmp / "results.jsonl").open("w", encoding="utf-8") as fh:
                     for rec in self._records:
                         fh.write(json.dumps(rec, ensure_ascii=False, allow_nan=False) + "\n")
+                with (tmp / "results.jsonl").open("ab") as fb:
+                    for frame in self._frames:
+                        frame.write_ndjson(fb)
             else:
-                import polars as pl
-
+                if self._frames:
+                    msg = "add_frame writes JSON Lines; use fmt='jsonl' (or add() for parquet)"
+                    raise ValueError(msg)
                 rows = [
                     {**r, "external_scores": [{"name": k, "value": v} for k, v in r.get("external_scores", {}).items()]}
                     for r in self._records
