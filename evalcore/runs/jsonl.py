@@ -15,13 +15,15 @@ import json
 import mmap
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import polars as pl
 from pydantic import BaseModel, ValidationError
 
 from evalcore.errors import Problems, short
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class _DuplicateKeyError(ValueError):
@@ -186,14 +188,73 @@ def read_plain(path: Path, *, no_null: Sequence[str] = ()) -> pl.DataFrame | Non
                 return None
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
                 view = np.frombuffer(mm, dtype=np.uint8)
-                problem, _, lines, blank = scan_jsonl(view, np.array([key_hash(k.encode()) for k in no_null], np.int64))
+                problem, _, lines, blank, values, strings = scan_jsonl(
+                    view, np.array([key_hash(k.encode()) for k in no_null], np.int64))
                 del view  # the map cannot close while an array points into it
     except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
         return None
     if problem != CLEAN or blank or not lines:
         return None
+    # Types inferred from the first lines make one pass; if a later line holds a key they did not
+    # see (polars would drop it) or a value of another type (a string column would stringify it),
+    # the counts differ from the scan's and the file is read again with types from every line.
+    for infer in (100, None):
+        try:
+            df = pl.read_ndjson(path, infer_schema_length=infer)
+        except (pl.exceptions.PolarsError, OSError, ValueError):
+            continue
+        if df.height == lines and _present(df) == (values, strings):
+            return df
+    return None
+
+
+def _present(df: pl.DataFrame) -> tuple[int, int]:
+    """How many keys of the JSON the frame holds a value for, and how many of those are strings."""
+    n = s = 0
+    for col in df.get_columns():
+        a, b = _present_in(col)
+        n, s = n + a, s + b
+    return n, s
+
+
+def _present_in(col: pl.Series) -> tuple[int, int]:
+    here = col.len() - col.null_count()  # each non-null value is one key's value
+    dtype = col.dtype
+    if isinstance(dtype, pl.Struct):
+        parts = [_present_in(col.struct.field(f.name)) for f in dtype.fields]
+        return here + sum(p[0] for p in parts), sum(p[1] for p in parts)
+    if isinstance(dtype, pl.List):
+        inner = col.explode()  # elements are no keys; the keys of element objects are
+        if isinstance(inner.dtype, pl.Struct):
+            parts = [_present_in(inner.struct.field(f.name)) for f in inner.dtype.fields]
+            return here + sum(p[0] for p in parts), sum(p[1] for p in parts)
+        return here, 0
+    return here, here if dtype == pl.String else 0
+
+
+def validate_plain(path: Path, model: type[M]) -> list[tuple[int, M]] | None:
+    """Every line validated against ``model`` in one call to pydantic's compiled JSON validator (no
+    Python dict per line), with its line number — or None when the file is not plainly valid (the
+    scan of :func:`read_plain` finds something, or any line fails), so that the line-by-line reader
+    names each problem."""
+    from pydantic import TypeAdapter
+
+    from evalcore.runs._scan import CLEAN, scan_jsonl
+
     try:
-        df = pl.read_ndjson(path, infer_schema_length=None)
-    except (pl.exceptions.PolarsError, OSError, ValueError):
+        data = path.read_bytes()
+    except OSError:
         return None
-    return df if df.height == lines else None
+    if data.startswith(b"\xef\xbb\xbf"):
+        return None
+    problem, *_ = scan_jsonl(np.frombuffer(data, dtype=np.uint8), np.zeros(0, np.int64))
+    if problem != CLEAN:
+        return None
+    numbered = [(i, raw) for i, raw in enumerate(data.split(b"\n"), start=1) if raw.strip()]
+    if not numbered:
+        return None
+    try:
+        items = TypeAdapter(list[model]).validate_json(b"[" + b",".join(raw for _, raw in numbered) + b"]")  # type: ignore[valid-type]
+    except (ValidationError, ValueError):
+        return None
+    return [(i, item) for (i, _), item in zip(numbered, items, strict=True)]

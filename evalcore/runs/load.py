@@ -23,7 +23,6 @@ from pydantic import ValidationError
 
 from evalcore.cache import file_key, read_frames, write_frames
 from evalcore.errors import InputError, Problem, Problems, short
-from evalcore.metrics.retrieval import preload
 from evalcore.runs.frames import FRAMES, check_records, frames_from_records
 from evalcore.runs.jsonl import field_path, iter_jsonl, loads_strict, read_plain, validate_line
 from evalcore.runs.nested import frames_from_nested
@@ -73,10 +72,6 @@ class LoadResult:
 def _cache_read(path: Path) -> dict[str, pl.DataFrame] | None:
     """A results file's validated, flattened frames, if cached (see :mod:`evalcore.cache`)."""
     hit = read_frames(path, "results", FRAMES)
-    if hit is None:
-        # A results file never parsed before has never been scored either: the compiled kernel
-        # (about a second to load) loads in the background while it is parsed.
-        preload()
     return None if hit is None else hit[0]
 
 

@@ -10,7 +10,7 @@ import polars as pl
 
 from evalcore.cache import read_frames, write_frames
 from evalcore.errors import InputError, Problems
-from evalcore.runs.jsonl import iter_jsonl, validate_line
+from evalcore.runs.jsonl import iter_jsonl, validate_line, validate_plain
 from evalcore.schema import TestCase
 
 CASES_SCHEMA = {
@@ -107,8 +107,12 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
     tags: list[tuple[str, str, str]] = []
     evidence: list[dict[str, object]] = []
     seen: dict[str, int] = {}
-    for lineno, obj in iter_jsonl(path, problems, what="test case"):
-        case = validate_line(TestCase, obj, path, lineno, problems)
+    plain = validate_plain(path, TestCase)
+    validated = plain if plain is not None else (
+        (lineno, validate_line(TestCase, obj, path, lineno, problems))
+        for lineno, obj in iter_jsonl(path, problems, what="test case")
+    )
+    for lineno, case in validated:
         if not isinstance(case, TestCase):
             continue
         if case.qid in seen:
