@@ -174,12 +174,13 @@ def cmd_trec(args: argparse.Namespace) -> int:
     from evalcore.runs.trec import read_trec
     from evalcore.trec_eval import format_rows, parse_trec_measures, trec_eval
 
-    measures, skipped = parse_trec_measures(args.measure)
+    request = parse_trec_measures(args.measure)
     files = read_trec(args.qrels, args.run)
-    per_q, summary = trec_eval(files, measures, level=args.level, complete=args.complete, per_query=args.query)
-    if skipped:
-        print(f"evalcore trec: not implemented, left out: {', '.join(skipped)}", file=sys.stderr)
-    sys.stdout.write(format_rows((per_q if args.query else []) + summary))
+    per_q, summary = trec_eval(files, request, level=args.level, complete=args.complete, per_query=args.query,
+                               limit=args.max_docs, num_docs=args.num_docs)
+    if request.skipped:
+        print(f"evalcore trec: not implemented, left out: {', '.join(request.skipped)}", file=sys.stderr)
+    sys.stdout.write(format_rows((per_q if args.query else []) + ([] if args.nosummary else summary)))
     return EXIT_OK
 
 
@@ -247,7 +248,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-q", dest="query", action="store_true", help="print per-query values too")
     s.add_argument("-c", dest="complete", action="store_true", help="average over all qrels queries (missing = 0)")
     s.add_argument("-l", dest="level", type=int, default=1, help="relevance level (default 1)")
-    s.add_argument("-m", dest="measure", action="append", help="measure, e.g. P.5,10 / ndcg_cut.10 / official")
+    s.add_argument("-m", dest="measure", action="append",
+                   help="measure, e.g. P.5,10 / iprec_at_recall..1,.2 / utility.2,-1,0,0 / official / all_trec")
+    s.add_argument("-n", dest="nosummary", action="store_true", help="no summary (the 'all' rows)")
+    s.add_argument("-M", dest="max_docs", type=int, default=0, help="evaluate only the top M documents of each query")
+    s.add_argument("-N", dest="num_docs", type=int, default=0, help="documents in the collection (for utility)")
     s.set_defaults(func=cmd_trec)
 
     s = sub.add_parser("import", help="convert TREC or Ragas files into a ragtriage test set + run")

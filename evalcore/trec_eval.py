@@ -1,145 +1,354 @@
 """A drop-in for trec_eval on classic TREC files, printing trec_eval's own output format.
 
-    evalcore trec QRELS RUN [-q] [-c] [-l LEVEL] [-m MEASURE ...]
+    evalcore trec QRELS RUN [-q] [-c] [-n] [-l LEVEL] [-M MAX] [-N DOCS] [-m MEASURE ...]
+
+Measures and their parameters are trec_eval's (``-m P.5,7,3``, ``-m iprec_at_recall..10,.20``,
+``-m utility.2,-1,0,0``, ``-m Rprec_mult.0.2,0.5``, ``-m 11pt_avg..25,.5,.75``, ``-m relstring.20``);
+``official`` (the default) and ``all_trec`` name the usual sets. Values are computed by the same
+compiled loop as evalcore's own metrics (:mod:`evalcore.metrics._kernel`), each measure as trec_eval's
+``m_<name>.c`` computes it, and checked against pytrec_eval (which wraps trec_eval's code).
 
 Query set, as trec_eval: a query is evaluated when it has both results and qrels (a qrels query whose
-judgments are all below the relevance level counts, scoring 0). ``-c`` averages over every qrels query,
-those missing from the run counting 0. Output order: per query (``-q``, sorted by qid) then ``all``.
+judgments are all below the relevance level counts, scoring 0). ``-c`` averages over every qrels query:
+those missing from the run count 0 on every measure (their relevant documents still count in
+``num_rel``), and have no per-query rows. Output: per query (``-q``, sorted by qid) then ``all``,
+measures in trec_eval's order whatever order ``-m`` named them.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
 
 import polars as pl
 
 from evalcore.metrics.measures import Measure
-from evalcore.metrics.retrieval import evaluate
+from evalcore.metrics.retrieval import evaluate, rank
 from evalcore.runs.trec import TrecFiles
 
-MIN_GEO_MEAN = 0.00001
-DEFAULT_CUTS = {
-    "P": [5, 10, 15, 20, 30, 100, 200, 500, 1000],
-    "recall": [5, 10, 15, 20, 30, 100, 200, 500, 1000],
-    "ndcg_cut": [5, 10, 15, 20, 30, 100, 200, 500, 1000],
-    "map_cut": [5, 10, 15, 20, 30, 100, 200, 500, 1000],
-    "success": [1, 5, 10],
-}
-# trec_eval prints measures in this order whatever order -m named them.
-ORDER = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
-         "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success"]
-OFFICIAL = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank", "P"]
-OFFICIAL_UNSUPPORTED = ["bpref", "iprec_at_recall"]
-ALL_TREC = ORDER
-_OURS = {"P": "P", "recall": "R", "ndcg_cut": "nDCG", "map_cut": "AP", "success": "hit"}
-SUMMARY_ONLY = {"runid", "num_q", "gm_map"}
-INTEGER = {"num_q", "num_ret", "num_rel", "num_rel_ret"}
+MIN_GEO_MEAN = 0.00001  # trec_eval's floor for the geometric means
+CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+Params = Literal["none", "cuts", "levels", "values", "length"]
 
 
-def parse_trec_measures(args: list[str] | None) -> tuple[dict[str, list[int] | None], list[str]]:
-    """trec_eval ``-m`` arguments to {measure: cutoffs}; also returns names that were skipped."""
-    wanted: dict[str, list[int] | None] = {}
-    skipped: list[str] = []
+@dataclass(frozen=True)
+class TrecSpec:
+    """One trec_eval measure: its parameters (with defaults) and how it prints."""
+
+    name: str
+    params: Params = "none"
+    default: tuple[float, ...] = ()
+    per_query: bool = True  # printed for each query with -q
+    summary: bool = True  # printed in the "all" rows
+    integer: bool = False  # summed and printed as an integer
+    geometric: bool = False  # "all" is the geometric mean (of the named base measure)
+
+
+@dataclass
+class Request:
+    """What ``-m`` asked for: measure name -> its parameters (None: the defaults)."""
+
+    measures: dict[str, tuple[float, ...] | None] = field(default_factory=dict)
+    raw: dict[str, str] = field(default_factory=dict)  # parameters as typed, for the printed name
+    skipped: list[str] = field(default_factory=list)
+
+
+# trec_eval 9's measures, in the order it prints them.
+SPECS: dict[str, TrecSpec] = {s.name: s for s in [
+    TrecSpec("runid", per_query=False),
+    TrecSpec("num_q", per_query=False, integer=True),
+    TrecSpec("num_ret", integer=True),
+    TrecSpec("num_rel", integer=True),
+    TrecSpec("num_rel_ret", integer=True),
+    TrecSpec("map"),
+    TrecSpec("gm_map", per_query=False, geometric=True),
+    TrecSpec("Rprec"),
+    TrecSpec("bpref"),
+    TrecSpec("recip_rank"),
+    TrecSpec("iprec_at_recall", "levels", RECALL_LEVELS),
+    TrecSpec("P", "cuts", CUTS),
+    TrecSpec("relstring", "length", (10,), summary=False),
+    TrecSpec("recall", "cuts", CUTS),
+    TrecSpec("infAP"),
+    TrecSpec("gm_bpref", per_query=False, geometric=True),
+    TrecSpec("Rprec_mult", "levels", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+    TrecSpec("utility", "values", (1.0, -1.0, 0.0, 0.0)),
+    TrecSpec("11pt_avg", "values", RECALL_LEVELS),
+    TrecSpec("binG"),
+    TrecSpec("G"),
+    TrecSpec("ndcg"),
+    TrecSpec("ndcg_rel"),
+    TrecSpec("Rndcg"),
+    TrecSpec("ndcg_cut", "cuts", CUTS),
+    TrecSpec("map_cut", "cuts", CUTS),
+    TrecSpec("relative_P", "cuts", CUTS),
+    TrecSpec("success", "cuts", (1, 5, 10)),
+    TrecSpec("set_P"),
+    TrecSpec("set_relative_P"),
+    TrecSpec("set_recall"),
+    TrecSpec("set_map"),
+    TrecSpec("set_F", "values", (1.0,)),
+    TrecSpec("num_nonrel_judged_ret", integer=True),
+]}
+OFFICIAL = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+            "iprec_at_recall", "P"]
+ALL_TREC = list(SPECS)
+# Gain-based measures whose trec_eval code (m_G.c, m_binG.c, m_ndcg_rel.c, m_Rndcg.c) is not ported yet.
+NOT_IMPLEMENTED = {"binG", "G", "ndcg_rel", "Rndcg"}
+
+
+def parse_trec_measures(args: list[str] | None) -> Request:
+    """trec_eval ``-m`` arguments (``NAME`` or ``NAME.PARAMS``); ``ValueError`` says what is accepted."""
+    req = Request()
     for arg in args or ["official"]:
-        base, _, params = arg.partition(".")
+        base, dot, params = arg.partition(".")
         if base in ("official", "all_trec"):
             for name in OFFICIAL if base == "official" else ALL_TREC:
-                wanted.setdefault(name, list(DEFAULT_CUTS[name]) if name in DEFAULT_CUTS else None)
-            if base == "official":
-                skipped.extend(OFFICIAL_UNSUPPORTED)
+                if name in NOT_IMPLEMENTED:
+                    req.skipped.append(name)
+                else:
+                    req.measures.setdefault(name, None)
             continue
-        if base not in ORDER:
-            msg = f"measure {base!r} is not supported by evalcore trec; supported: {', '.join(ORDER)}"
+        spec = SPECS.get(base)
+        if spec is None:
+            msg = f"unknown measure {base!r}; trec_eval's measures: {', '.join(SPECS)} (or official, all_trec)"
             raise ValueError(msg)
-        if base in DEFAULT_CUTS:
-            cuts = [int(c) for c in params.split(",") if c] if params else list(DEFAULT_CUTS[base])
-            if any(c < 1 for c in cuts):
-                msg = f"cutoffs of {base} must be positive"
-                raise ValueError(msg)
-            wanted[base] = sorted(set(cuts))
-        elif params:
+        if base in NOT_IMPLEMENTED:
+            msg = f"measure {base!r} is not implemented by evalcore trec yet (gain-based; see docs/metrics.md)"
+            raise ValueError(msg)
+        if not dot:
+            req.measures[base] = None
+            continue
+        if base == "ndcg":
+            msg = "ndcg with gain parameters (ndcg.1=3,2=9) is not implemented by evalcore trec yet; use ndcg"
+            raise ValueError(msg)
+        if spec.params == "none":
             msg = f"measure {base!r} takes no parameters"
             raise ValueError(msg)
-        else:
-            wanted[base] = None
-    return wanted, skipped
+        try:
+            values = tuple(float(v) for v in params.split(",") if v != "")
+        except ValueError:
+            msg = f"cannot read the parameters of {arg!r}: expected numbers separated by commas"
+            raise ValueError(msg) from None
+        if not values:
+            msg = f"{arg!r}: no parameter after the dot"
+            raise ValueError(msg)
+        if spec.params in ("cuts", "length"):
+            values = tuple(float(int(v)) for v in values)  # trec_eval reads cutoffs with atol
+            if any(v < 1 for v in values):
+                msg = f"cutoffs of {base} must be positive"
+                raise ValueError(msg)
+        if spec.params in ("cuts", "levels"):
+            values = tuple(sorted(set(values)))
+        if base == "utility" and len(values) != 4:
+            msg = "utility takes 4 coefficients (relevant retrieved, non-relevant retrieved, relevant missed, other)"
+            raise ValueError(msg)
+        req.measures[base] = values
+        req.raw[base] = params
+    return req
+
+
+Row = tuple[str, str, float | int | str]
+
+
+@dataclass(frozen=True)
+class _Column:
+    printed: str
+    key: str = ""  # the per-query values are those computed under this key, or
+    derive: Callable[[dict[str, list[float]]], list[float]] | None = None  # derived from them
+    integer: bool = False
+
+    def values(self, v: dict[str, list[float]]) -> list[float]:
+        return self.derive(v) if self.derive is not None else v[self.key]
 
 
 def trec_eval(
     files: TrecFiles,
-    measures: dict[str, list[int] | None],
+    request: Request,
     *,
     level: int = 1,
     complete: bool = False,
     per_query: bool = True,
-) -> tuple[list[tuple[str, str, float | int | str]], list[tuple[str, str, float | int | str]]]:
-    """Compute trec_eval's values. Returns (per-query rows, summary rows) as (name, qid, value);
-    the per-query rows only with ``per_query`` (``-q``)."""
-    run_q = files.run["qid"].unique()
-    qids = sorted(set(run_q) & set(files.qrels["qid"].unique()), key=lambda s: s.encode())
-    ap, rr, rprec = Measure("AP", None, level), Measure("RR", None, level), Measure("Rprec", None, level)
-    ours: list[Measure] = [ap, rr, rprec, Measure("nDCG", None)]
-    for name, cuts in measures.items():
-        if name in _OURS and cuts:
-            ours.extend(Measure(_OURS[name], c, level if name != "ndcg_cut" else 1) for c in cuts)
-    num_ret = files.run.group_by("qid").agg(num_ret=pl.len())
-    # Relevant retrieved = P@depth x depth at a depth no ranking exceeds: the kernel counts it, with
-    # no join of the whole run against the qrels.
-    depth = max(1, int(num_ret.select(pl.col("num_ret").max()).item() or 1))
-    everything = Measure("P", depth, level)
-    vals = evaluate(files.run, files.qrels, [*ours, everything], qids=qids)
-    nrel = files.qrels.group_by("qid").agg(num_rel=(pl.col("rel") >= level).sum())
-    table = (
-        vals.join(num_ret, on="qid", how="left")
-        .join(nrel, on="qid", how="left")
-        .with_columns(num_rel_ret=(pl.col(str(everything)) * depth).round().cast(pl.Int64))
-    )  # evaluate returns qids in byte order; left joins keep it
+    limit: int = 0,
+    num_docs: int = 0,
+) -> tuple[list[Row], list[Row]]:
+    """trec_eval's values: (per-query rows, summary rows) as (name, qid, value); per-query rows only
+    with ``per_query`` (``-q``). ``limit`` is ``-M`` (0: no limit), ``num_docs`` is ``-N``."""
+    wanted = request.measures
+    qids = sorted(set(files.run["qid"].unique()) & set(files.qrels["qid"].unique()), key=lambda s: s.encode())
+    measures: dict[str, Measure] = {}
 
-    # The per-query measures in trec_eval's order: (printed name, column, integer?).
-    columns: list[tuple[str, str, bool]] = []
-    for name in ORDER:
-        if name not in measures or name in SUMMARY_ONLY:
+    def need(key: str, m: Measure) -> str:
+        measures[key] = m
+        return key
+
+    def params(name: str) -> tuple[float, ...]:
+        p = wanted.get(name)
+        return p if p is not None else SPECS[name].default
+
+    for base in ("num_ret", "num_rel", "num_rel_ret"):
+        need(base, Measure(base, None, level))
+    columns: list[tuple[str, list[_Column]]] = []  # in trec_eval's order
+    for name, spec in SPECS.items():
+        if name not in wanted:
             continue
-        if name in INTEGER:
-            columns.append((name, name, True))
-        elif name in ("map", "Rprec", "recip_rank", "ndcg"):
-            columns.append((name, str({"map": ap, "Rprec": rprec, "recip_rank": rr, "ndcg": Measure("nDCG")}[name]), False))
-        else:
-            for c in measures[name] or []:
-                m = Measure(_OURS[name], c, level if name != "ndcg_cut" else 1)
-                columns.append((f"{name}_{c}", str(m), False))
+        cols: list[_Column] = []
+        simple = {"map": Measure("AP", None, level), "gm_map": Measure("AP", None, level),
+                  "Rprec": Measure("Rprec", None, level), "bpref": Measure("bpref", None, level),
+                  "gm_bpref": Measure("bpref", None, level), "recip_rank": Measure("RR", None, level),
+                  "infAP": Measure("infAP", None, level), "ndcg": Measure("nDCG"),
+                  "num_nonrel_judged_ret": Measure("nonrel_judged_ret", None, level)}
+        if name in ("num_ret", "num_rel", "num_rel_ret"):
+            cols.append(_Column(name, key=name, integer=True))
+        elif name in simple:
+            key = need(name if name not in ("gm_map", "gm_bpref") else name[3:], simple[name])
+            cols.append(_Column(name, key=key, integer=spec.integer))
+        elif name in ("P", "recall", "ndcg_cut", "map_cut", "relative_P", "success"):
+            ours = {"P": "P", "recall": "R", "ndcg_cut": "nDCG", "map_cut": "AP", "relative_P": "relP", "success": "hit"}
+            for cut in params(name):
+                m = Measure(ours[name], int(cut), level if name != "ndcg_cut" else 1)
+                key = need(f"{name}_{int(cut)}", m)
+                cols.append(_Column(key, key=key))
+        elif name in ("iprec_at_recall", "Rprec_mult"):
+            kind = "iprec" if name == "iprec_at_recall" else "Rprec_mult"
+            for x in params(name):
+                key = need(f"{name}_{x:3.2f}", Measure(kind, None, level, x))
+                cols.append(_Column(key, key=key))
+        elif name == "11pt_avg":
+            levels = params(name)
+            printed = name if name not in request.raw else f"{name}_{request.raw[name]}"
+            if levels == RECALL_LEVELS:
+                cols.append(_Column(printed, key=need(printed, Measure("pt11", None, level))))
+            else:
+                keys = [need(f"iprec@{x!r}", Measure("iprec", None, level, x)) for x in levels]
+                cols.append(_Column(printed, derive=_average_of(keys)))
+        elif name == "utility":
+            printed = name if name not in request.raw else f"{name}_{request.raw[name]}"
+            cols.append(_Column(printed, derive=_utility(params(name), num_docs)))
+        elif name.startswith("set_"):
+            cols.append(_Column(name, derive=_set_measure(name, params("set_F")[0] if name == "set_F" else 1.0)))
+        columns.append((name, cols))
 
-    values = {col: table[col].to_list() for _, col, _ in columns}
+    ms = list(dict.fromkeys(measures.values()))
+    vals = evaluate(files.run, files.qrels, ms, qids=qids, limit=limit)  # qids in byte order
+    by_measure = {str(m): vals[str(m)].to_list() for m in ms}
+    v = {key: by_measure[str(m)] for key, m in measures.items()}
+    computed = {col.printed: (col.values(v), col.integer or SPECS[name].integer)
+                for name, cols in columns for col in cols}
+
     n_eval = len(qids)
-    n_avg = files.qrels["qid"].n_unique() if complete else n_eval
-    rows: list[tuple[str, str, float | int | str]] = []
+    all_q = files.qrels["qid"].n_unique()
+    n_avg = all_q if complete else n_eval
+    rows: list[Row] = []
     if per_query:
-        for i, q in enumerate(table["qid"].to_list()):
-            rows.extend((printed, q, int(values[col][i]) if is_int else float(values[col][i])) for printed, col, is_int in columns)
+        strings = _relstrings(files, qids, int(params("relstring")[0]), limit) if "relstring" in wanted else {}
+        for i, q in enumerate(qids):
+            for name, cols in columns:
+                spec = SPECS[name]
+                if not spec.per_query:
+                    continue
+                if name == "relstring":
+                    rows.append(("relstring", q, f"'{strings.get(q, '')}'"))
+                    continue
+                for col in cols:
+                    values, is_int = computed[col.printed]
+                    rows.append((col.printed, q, int(values[i]) if is_int else float(values[i])))
 
-    summary: list[tuple[str, str, float | int | str]] = []
-    aps = table[str(ap)].to_list()
-    for name in ORDER:
-        if name not in measures:
+    summary: list[Row] = []
+    for name, cols in columns:
+        spec = SPECS[name]
+        if not spec.summary:
             continue
         if name == "runid":
             summary.append(("runid", "all", files.runid))
         elif name == "num_q":
             summary.append(("num_q", "all", n_avg))
-        elif name == "gm_map":
-            logs = sum(math.log(max(a, MIN_GEO_MEAN)) for a in aps) + (n_avg - n_eval) * math.log(MIN_GEO_MEAN)
-            summary.append(("gm_map", "all", math.exp(logs / n_avg) if n_avg else 0.0))
+        elif spec.geometric:
+            values = computed[name][0]
+            logs = sum(math.log(max(x, MIN_GEO_MEAN)) for x in values) + (n_avg - n_eval) * math.log(MIN_GEO_MEAN)
+            summary.append((name, "all", math.exp(logs / n_avg) if n_avg else 0.0))
         else:
-            for printed, col, is_int in columns:
-                if printed == name or (printed.startswith(name + "_") and printed[len(name) + 1 :].isdigit()):
-                    # Summed in qid order, one value after another, as trec_eval sums.
-                    total = sum(values[col])
-                    summary.append((printed, "all", int(total) if is_int else (total / n_avg if n_avg else 0.0)))
+            for col in cols:
+                values, is_int = computed[col.printed]
+                total = sum(values)  # in qid order, one value after another, as trec_eval sums
+                if name == "num_rel" and complete:
+                    total += _missing_relevant(files, set(qids), level)
+                summary.append((col.printed, "all", int(total) if is_int else (total / n_avg if n_avg else 0.0)))
     return rows, summary
 
 
-def format_rows(rows: list[tuple[str, str, float | int | str]]) -> str:
-    """trec_eval's line format: ``%-22s\\t%s\\t%6.4f`` (integers and the run id as they are)."""
+def _counts(v: dict[str, list[float]]) -> zip[tuple[float, float, float]]:
+    return zip(v["num_ret"], v["num_rel"], v["num_rel_ret"], strict=True)
+
+
+def _average_of(keys: list[str]) -> Callable[[dict[str, list[float]]], list[float]]:
+    """The mean of several per-query columns, summed from the last down (as m_11pt_avg.c sums)."""
+    def derive(v: dict[str, list[float]]) -> list[float]:
+        return [sum(v[k][i] for k in reversed(keys)) / len(keys) for i in range(len(v[keys[0]]))]
+    return derive
+
+
+def _utility(p: tuple[float, ...], num_docs: int) -> Callable[[dict[str, list[float]]], list[float]]:
+    """m_utility.c: p1 relevant retrieved + p2 non-relevant retrieved + p3 relevant missed + p4 the rest."""
+    def derive(v: dict[str, list[float]]) -> list[float]:
+        return [p[0] * rr + p[1] * (ret - rr) + p[2] * (rel - rr) + p[3] * (num_docs + rr - ret - rel)
+                for ret, rel, rr in _counts(v)]
+    return derive
+
+
+def _set_measure(name: str, beta: float) -> Callable[[dict[str, list[float]]], list[float]]:
+    def derive(v: dict[str, list[float]]) -> list[float]:
+        return [_set_value(name, ret, rel, rr, beta) for ret, rel, rr in _counts(v)]
+    return derive
+
+
+def _set_value(name: str, ret: float, rel: float, rr: float, beta: float) -> float:
+    """The unranked set measures (m_set_*.c) from the counts; 0 where trec_eval leaves them unset."""
+    if name == "set_P":
+        return rr / ret if ret else 0.0
+    if name == "set_recall":
+        return rr / rel if rel else 0.0
+    if name == "set_relative_P":
+        return rr / min(ret, rel) if min(ret, rel) else 0.0
+    if not (ret and rel):
+        return 0.0
+    if name == "set_map":
+        return (rr * rr) / (ret * rel)
+    p, r = rr / ret, rr / rel
+    return (beta + 1.0) * p * r / (beta * p + r) if rr else 0.0
+
+
+def _missing_relevant(files: TrecFiles, evaluated: set[str], level: int) -> int:
+    """Relevant documents of the qrels queries that have no results (``-c`` counts them in num_rel)."""
+    q = files.qrels.filter(~pl.col("qid").is_in(list(evaluated)) & (pl.col("rel") >= level))
+    return q.height
+
+
+def _relstrings(files: TrecFiles, qids: list[str], length: int, limit: int) -> dict[str, str]:
+    """m_relstring.c: the relevance of the first ``length`` retrieved, a character each — the digit,
+    '>' above 9, '-' for a document outside the qrels, '.' pooled but not judged (negative)."""
+    depth = min(length, limit) if limit > 0 else length
+    ranked = (
+        rank(files.run.filter(pl.col("qid").is_in(qids)).with_columns(pl.col("chunk_id").cast(pl.String)))
+        .filter(pl.col("rank") <= depth)
+        .join(files.qrels.lazy().with_columns(pl.col("chunk_id").cast(pl.String)), on=["qid", "chunk_id"], how="left")
+        .with_columns(c=pl.when(pl.col("rel").is_null()).then(pl.lit("-"))
+                      .when(pl.col("rel") > 9).then(pl.lit(">"))
+                      .when(pl.col("rel") >= 0).then(pl.col("rel").cast(pl.String))
+                      .otherwise(pl.lit(".")))
+        .sort("qid", "rank")
+        .group_by("qid", maintain_order=True)
+        .agg(pl.col("c").str.join(""))
+        .collect()
+    )
+    return dict(ranked.iter_rows())
+
+
+def format_rows(rows: list[Row]) -> str:
+    """trec_eval's line format: ``%-22s\\t%s\\t%6.4f`` (integers, strings and the run id as they are)."""
     out = []
     for name, qid, value in rows:
         if isinstance(value, (str, int)):

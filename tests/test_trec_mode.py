@@ -51,21 +51,48 @@ def test_default_output_is_the_official_set_in_trec_eval_order(tmp_path: Path, c
     assert main(["trec", str(qp), str(rp)]) == 0
     captured = capsys.readouterr()
     names = [line.split("\t")[0].strip() for line in captured.out.splitlines()]
-    assert names[:8] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec"]
-    assert names[8:] == ["recip_rank", "P_5", "P_10", "P_15", "P_20", "P_30", "P_100", "P_200", "P_500", "P_1000"]
+    assert names[:10] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                          "recip_rank"]
+    assert names[10:21] == [f"iprec_at_recall_{x / 10:.2f}" for x in range(11)]
+    assert names[21:] == ["P_5", "P_10", "P_15", "P_20", "P_30", "P_100", "P_200", "P_500", "P_1000"]
     assert captured.out.splitlines()[0].endswith("\tall\tmyrun")
-    assert "bpref" in captured.err, "skipped official measures are named, so a diff is explained"
+    assert captured.err == "", "trec_eval's default set is complete: nothing left out"
 
 
 def test_complete_flag_counts_missing_queries_as_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     qp, rp = tmp_path / "q", tmp_path / "r"
-    qp.write_text("1 0 a 1\n2 0 b 1\n")
+    qp.write_text("1 0 a 1\n2 0 b 1\n2 0 c 1\n2 0 d 0\n")
     rp.write_text("1 Q0 a 1 1.0 t\n")
-    main(["trec", "-m", "map", "-m", "num_q", str(qp), str(rp)])
-    assert parse(capsys.readouterr().out)[("map", "all")] == "1.0000"
-    main(["trec", "-c", "-m", "map", "-m", "num_q", str(qp), str(rp)])
+    main(["trec", "-m", "map", "-m", "num_q", "-m", "num_rel", str(qp), str(rp)])
+    rows = parse(capsys.readouterr().out)
+    assert rows[("map", "all")] == "1.0000" and rows[("num_rel", "all")] == "1"
+    main(["trec", "-q", "-c", "-m", "map", "-m", "num_q", "-m", "num_rel", "-m", "gm_map", str(qp), str(rp)])
     rows = parse(capsys.readouterr().out)
     assert rows[("map", "all")] == "0.5000" and rows[("num_q", "all")] == "2"
+    # The missing query's relevant documents count (trec_eval's out.test.aqc: num_rel all 561 = 474 + 10
+    # + the 77 of the query absent from results.trunc), but it gets no per-query rows there either.
+    assert rows[("num_rel", "all")] == "3"
+    assert ("map", "2") not in rows and ("map", "1") in rows
+    assert rows[("gm_map", "all")] == f"{(1.0 * 0.00001) ** 0.5:6.4f}", "the missing query is the floor in gm"
+
+
+def test_max_documents_nosummary_and_measure_parameters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qp, rp = tmp_path / "q", tmp_path / "r"
+    qp.write_text("1 0 a 0\n1 0 b 1\n1 0 c 1\n")
+    rp.write_text("1 Q0 a 1 3.0 t\n1 Q0 b 2 2.0 t\n1 Q0 x 3 1.5 t\n1 Q0 c 4 1.0 t\n")
+    main(["trec", "-q", "-n", "-M2", "-m", "num_ret", "-m", "P.2,1", "-mutility.2,-1,0,0", "-m", "relstring.3",
+          "-m", "iprec_at_recall..5", str(qp), str(rp)])
+    rows = parse(capsys.readouterr().out)
+    assert all(q != "all" for _, q in rows), "-n: no summary rows"
+    assert rows[("num_ret", "1")] == "2", "-M2: only the top 2 count"
+    assert [k for k, _ in rows] == ["num_ret", "iprec_at_recall_0.50", "P_1", "P_2", "relstring", "utility_2,-1,0,0"], \
+        "trec_eval's order, cutoffs ascending"
+    assert rows[("utility_2,-1,0,0", "1")] == "1.0000", "2 x 1 relevant retrieved - 1 non-relevant retrieved"
+    assert rows[("relstring", "1")] == "'01'" and rows[("iprec_at_recall_0.50", "1")] == "0.5000"
+    assert main(["trec", "-m", "P.0", str(qp), str(rp)]) == 2
+    assert "must be positive" in capsys.readouterr().err
+    assert main(["trec", "-m", "G", str(qp), str(rp)]) == 2
+    assert "not implemented" in capsys.readouterr().err
 
 
 def test_relevance_level_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

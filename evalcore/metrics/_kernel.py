@@ -25,8 +25,14 @@ import numpy as np
 from numba import njit
 
 P, R, HIT, RR, AP, RPREC, NDCG, NDCG_EXP, JUDGED = range(9)
+# trec_eval's other measures (m_<name>.c there); ``param`` is each one's float parameter.
+BPREF, IPREC, RPREC_MULT, INFAP, REL_P, NONREL_JUDGED_RET, NUM_RET, NUM_REL_RET, NUM_REL, PT11 = range(9, 19)
 MAX_TIE = 64  # longer groups of tied scores are sorted by the caller
-KINDS = {"P": P, "R": R, "hit": HIT, "RR": RR, "AP": AP, "Rprec": RPREC, "nDCG": NDCG, "nDCG_exp": NDCG_EXP, "judged": JUDGED}
+INFAP_EPSILON = 0.00001  # trec_eval.h
+KINDS = {"P": P, "R": R, "hit": HIT, "RR": RR, "AP": AP, "Rprec": RPREC, "nDCG": NDCG, "nDCG_exp": NDCG_EXP, "judged": JUDGED,
+         "bpref": BPREF, "iprec": IPREC, "Rprec_mult": RPREC_MULT, "infAP": INFAP, "relP": REL_P,
+         "nonrel_judged_ret": NONREL_JUDGED_RET, "num_ret": NUM_RET, "num_rel_ret": NUM_REL_RET, "num_rel": NUM_REL,
+         "pt11": PT11}
 
 
 @njit(cache=True, nogil=True)
@@ -91,7 +97,7 @@ def _descending(values: np.ndarray) -> np.ndarray:
 def score_blocks(
     start: np.ndarray, end: np.ndarray, bq: np.ndarray, c: np.ndarray, br: np.ndarray, s: np.ndarray,
     qstart: np.ndarray, qend: np.ndarray, qc: np.ndarray, qr: np.ndarray,
-    kind: np.ndarray, cut: np.ndarray, lvl: np.ndarray,
+    kind: np.ndarray, cut: np.ndarray, lvl: np.ndarray, param: np.ndarray, limit: int,
 ) -> np.ndarray:
     """Per-block measure values ``out[b, j]``. No chunk may repeat within a block (the caller checks
     with :func:`first_repeat`).
@@ -124,6 +130,8 @@ def score_blocks(
             stamp[qc[t]] = b
             label[qc[t]] = t
         _order(o, lo, m, s, c, br)
+        if limit > 0 and m > limit:
+            m = limit  # trec_eval -M: only the top ``limit`` of each ranking count
         for r in range(m):
             ci = c[o[r]]
             if stamp[ci] == b:
@@ -134,21 +142,25 @@ def score_blocks(
                 grade[r] = 0
         ideal = _descending(qr[a:z]) if need_ideal else qr[a:a]
         for j in range(nm):
-            out[b, j] = _measure(kind[j], cut[j], lvl[j], m, grade, judged, qr[a:z], ideal)
+            out[b, j] = _measure(kind[j], cut[j], lvl[j], param[j], m, grade, judged, qr[a:z], ideal)
     return out
 
 
 @njit(cache=True, nogil=True)
 def _measure(
-    k: int, cut: int, lvl: int, m: int, grade: np.ndarray, judged: np.ndarray, labels: np.ndarray, ideal: np.ndarray
+    k: int, cut: int, lvl: int, param: float, m: int, grade: np.ndarray, judged: np.ndarray, labels: np.ndarray,
+    ideal: np.ndarray,
 ) -> float:
     """One measure of one question from its ranked grades (``grade[:m]``, ``judged[:m]``), all its
-    labels, and (for nDCG) those labels sorted descending. Sums run in rank order, as trec_eval's."""
+    labels, and (for nDCG) those labels sorted descending. Sums run in rank order, as trec_eval's.
+    A negative grade is trec_eval's "in the pool, not judged"; a chunk with no label is outside it."""
     depth = m if cut == 0 or cut > m else cut
     nrel = 0
     for t in range(labels.shape[0]):
         if labels[t] >= lvl:
             nrel += 1
+    if k >= BPREF:
+        return _trec_measure(k, cut, lvl, param, m, grade, judged, labels, nrel)
     if k in (P, R, HIT):
         hits = 0
         for r in range(depth):
@@ -202,6 +214,108 @@ def _measure(
 
 
 @njit(cache=True, nogil=True)
+def _iprec(lvl: int, m: int, grade: np.ndarray, judged: np.ndarray, nrel: int, rel_ret: int, level: float) -> float:
+    """Interpolated precision at recall ``level`` (m_iprec_at_recall.c): the highest precision at any
+    rank at or after the one where recall reaches the level."""
+    # trec_eval 9.0.x (which pytrec_eval wraps): (long)(level * R + 0.9); later versions round.
+    want = int(level * nrel + 0.9)
+    if want > rel_ret:
+        return 0.0
+    int_precis = rel_ret / m
+    rel_so_far = rel_ret
+    i = m
+    while i > 0 and rel_so_far > 0:
+        precis = rel_so_far / i
+        if int_precis < precis:
+            int_precis = precis
+        if judged[i - 1] and grade[i - 1] >= lvl:
+            if rel_so_far == want:
+                return int_precis
+            rel_so_far -= 1
+        i -= 1
+    return int_precis
+
+
+@njit(cache=True, nogil=True)
+def _trec_measure(
+    k: int, cut: int, lvl: int, param: float, m: int, grade: np.ndarray, judged: np.ndarray, labels: np.ndarray,
+    nrel: int,
+) -> float:
+    """trec_eval's further measures, each as its m_<name>.c computes it."""
+    if k == NUM_REL:
+        return float(nrel)
+    if k == NUM_RET:
+        return float(m)
+    rel_ret = 0
+    for r in range(m):
+        if judged[r] and grade[r] >= lvl:
+            rel_ret += 1
+    if k == NUM_REL_RET:
+        return float(rel_ret)
+    if k == NONREL_JUDGED_RET:
+        n = 0
+        for r in range(m):
+            if judged[r] and 0 <= grade[r] < lvl:
+                n += 1
+        return float(n)
+    if k == REL_P:  # rel in the top cut / min(cut, num_rel)
+        hits = 0
+        for r in range(min(cut, m)):
+            if judged[r] and grade[r] >= lvl:
+                hits += 1
+        denom = min(cut, nrel)
+        return hits / denom if denom > 0 else 0.0
+    if k == RPREC_MULT:  # precision at (long)(param * num_rel + 0.9)
+        at = int(param * nrel + 0.9)
+        if at <= 0:
+            return 0.0
+        hits = 0
+        for r in range(min(at, m)):
+            if judged[r] and grade[r] >= lvl:
+                hits += 1
+        return hits / at
+    if k == IPREC:
+        return _iprec(lvl, m, grade, judged, nrel, rel_ret, param)
+    if k == PT11:  # the 11 standard recall levels, averaged
+        total = 0.0
+        for p in range(11):
+            total += _iprec(lvl, m, grade, judged, nrel, rel_ret, p / 10.0)
+        return total / 11.0
+    # bpref and infAP: judged documents only; a negative grade is pooled but not judged.
+    nonrel_so_far = 0
+    rel_so_far = 0
+    unjudged_so_far = 0
+    num_nonrel = 0
+    for t in range(labels.shape[0]):
+        if 0 <= labels[t] < lvl:
+            num_nonrel += 1
+    value = 0.0
+    for r in range(m):
+        if not judged[r]:
+            continue
+        if grade[r] < 0:
+            unjudged_so_far += 1
+            continue
+        if grade[r] < lvl:
+            nonrel_so_far += 1
+            continue
+        rel_so_far += 1
+        if k == BPREF:
+            if nonrel_so_far > 0:
+                value += 1.0 - min(nonrel_so_far, nrel) / min(num_nonrel, nrel)
+            else:
+                value += 1.0
+        elif r == 0:
+            value += 1.0
+        else:
+            fj = float(r)
+            value += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
+                (rel_so_far - 1 + nonrel_so_far + unjudged_so_far) / fj) * (
+                (rel_so_far - 1 + INFAP_EPSILON) / (rel_so_far - 1 + nonrel_so_far + 2 * INFAP_EPSILON))
+    return value / nrel if nrel > 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
 def first_repeat(start: np.ndarray, end: np.ndarray, c: np.ndarray, n_codes: int) -> int:
     """The first row whose code already appeared in its block ``start[b]:end[b]``, or -1."""
     seen = np.full(n_codes, -1, np.int64)
@@ -234,6 +348,7 @@ def warm_up() -> None:
     """Load the compiled code (numba's cache, or a compile on the first run after an install)."""
     one = np.zeros(1, np.int64)
     code = np.zeros(1, np.uint32)  # chunk codes come as polars' categorical codes
-    score_blocks(one, one + 1, one, code, one, np.zeros(1), one, one + 1, code, one, one + NDCG, one + 1, one + 1)
+    score_blocks(one, one + 1, one, code, one, np.zeros(1), one, one + 1, code, one, one + NDCG, one + 1, one + 1,
+                 np.zeros(1), 0)
     first_repeat(one, one + 1, code, 1)
     nearly_ranked(one, one + 1, np.zeros(1), MAX_TIE)

@@ -48,13 +48,29 @@ SPECS: dict[str, MeasureSpec] = {
         ),
         MeasureSpec("Rprec", "R-precision", "|relevant in top R| / R, R = |relevant|", "none", True),
         MeasureSpec("judged", "judged@k", "|labeled (any grade) in top k| / k", "required", False),
+        MeasureSpec(
+            "bpref", "bpref (binary preference)",
+            "mean over relevant retrieved r of 1 - min(|judged non-relevant above r|, R) / min(N, R); "
+            "unlabeled chunks are skipped, not counted as non-relevant (Buckley & Voorhees 2004)", "none", True,
+        ),
+        # trec_eval's other measures, used by `evalcore trec` (not offered as RAG metrics):
+        MeasureSpec("infAP", "inferred AP", "AP estimated from a sampled pool (Yilmaz & Aslam 2006)", "none", True),
+        MeasureSpec("iprec", "interpolated precision at a recall level", "max P at ranks with recall >= level",
+                    "none", True),
+        MeasureSpec("pt11", "11-point average", "mean interpolated precision at recall 0, 0.1, ..., 1", "none", True),
+        MeasureSpec("Rprec_mult", "precision at a multiple of R", "P at (long)(x R + 0.9)", "none", True),
+        MeasureSpec("relP", "relative precision", "|relevant in top k| / min(k, R)", "required", True),
+        MeasureSpec("nonrel_judged_ret", "judged non-relevant retrieved", "count", "none", True),
+        MeasureSpec("num_ret", "retrieved", "count", "none", True),
+        MeasureSpec("num_rel_ret", "relevant retrieved", "count", "none", True),
+        MeasureSpec("num_rel", "relevant", "count", "none", True),
     ]
 }
 
 _ALIASES = {
     "p": "P", "precision": "P", "r": "R", "recall": "R", "hit": "hit", "success": "hit", "rr": "RR",
     "mrr": "RR", "ndcg": "nDCG", "ndcg_exp": "nDCG_exp", "ap": "AP", "map": "AP", "rprec": "Rprec",
-    "r-prec": "Rprec", "judged": "judged",
+    "r-prec": "Rprec", "judged": "judged", "bpref": "bpref",
 }
 
 _NAME_RE = re.compile(r"^(?P<name>[A-Za-z_-]+)(?:\(rel=(?P<rel>\d+)\))?(?:@(?P<k>\d+))?$")
@@ -67,6 +83,7 @@ class Measure:
     name: str
     cutoff: int | None = None
     rel: int = 1
+    param: float = 0.0  # a float parameter of some trec_eval measures (a recall level, a multiple of R)
 
     @property
     def spec(self) -> MeasureSpec:
@@ -75,7 +92,8 @@ class Measure:
     def __str__(self) -> str:
         rel = f"(rel={self.rel})" if self.rel != 1 else ""
         k = f"@{self.cutoff}" if self.cutoff is not None else ""
-        return f"{self.name}{rel}{k}"
+        p = f"[{self.param:g}]" if self.param else ""
+        return f"{self.name}{p}{rel}{k}"
 
 
 def parse_measure(text: str) -> Measure:
@@ -114,5 +132,6 @@ def parse_measures(texts: list[str] | tuple[str, ...] | str) -> list[Measure]:
 
 
 def known_examples() -> list[str]:
-    return ["P@5", "R@10", "hit@5", "RR", "RR@10", "nDCG@10", "nDCG", "nDCG_exp@10", "AP", "AP@100", "Rprec", "judged@10"]
+    return ["P@5", "R@10", "hit@5", "RR", "RR@10", "nDCG@10", "nDCG", "nDCG_exp@10", "AP", "AP@100", "Rprec", "bpref",
+            "judged@10"]
 

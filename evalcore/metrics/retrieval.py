@@ -136,8 +136,11 @@ def evaluate(
     measures: Iterable[Measure | str],
     *,
     qids: pl.Series | list[str] | None = None,
+    limit: int = 0,
 ) -> pl.DataFrame:
     """Per-question values of ``measures``.
+
+    ``limit`` (trec_eval's ``-M``): only the top ``limit`` chunks of each ranking count (0: all).
 
     ``qids`` is the set of questions to score (default: questions with both results and labels, as
     trec_eval). A question in ``qids`` with no retrieved chunk scores 0. A chunk listed twice for one
@@ -184,6 +187,7 @@ def evaluate(
     kind = np.array([k.KINDS[m.name] for m in ms], dtype=np.int64)
     cut = np.array([m.cutoff or 0 for m in ms], dtype=np.int64)
     lvl = np.array([m.rel if m.spec.binary else 1 for m in ms], dtype=np.int64)
+    param = np.array([m.param for m in ms], dtype=np.float64)
     dup = k.first_repeat(starts[pick], ends[pick], c, rank.shape[0])
     if dup >= 0:
         qid = qnames[int(bq[np.searchsorted(ends, dup, side="right")])]
@@ -191,7 +195,7 @@ def evaluate(
         raise ValueError(msg)
     values = _score_parallel(
         k, starts[pick], ends[pick], bq[pick], c, rank, score,
-        qstart, qend, lc, qrels_df["rel"].to_numpy(), kind, cut, lvl,
+        qstart, qend, lc, qrels_df["rel"].to_numpy(), kind, cut, lvl, param, limit,
     )
 
     # Every target question gets a row; one with no retrieved chunk scores 0 on everything.

@@ -77,7 +77,8 @@ def _fast_check(path: Path, kind: str, df: pl.DataFrame) -> tuple[pl.DataFrame, 
             # A tab can hide a field from the space-separated reader ("1\tQ0  d" is still 6 fields),
             # and so can a doubled or leading space: any of them sends the file to the general path,
             # which splits on all white space.
-            odd = any(mm.find(s) >= 0 for s in (b"\t", b"\r", b"  ", b"\n ")) or mm[:1] == b" "
+            # A comment line (# first) is skipped there too.
+            odd = any(mm.find(s) >= 0 for s in (b"\t", b"\r", b"  ", b"\n ", b"\n#")) or mm[:1] in (b" ", b"#")
             # A qrels line has exactly 4 fields: 3 spaces a line, so no line is short or long either.
             # A run line has at least 6; trec_eval ignores what follows the tag, and so does this.
             spaces = _count(mm, 32) if kind == "qrels" and not odd else None
@@ -130,7 +131,8 @@ def _split_lines(path: Path, n_fields: int, names: list[str], what: str, example
     df = raw.with_row_index("line", offset=1).with_columns(
         parts=pl.col("raw").str.strip_chars().str.replace_all(r"\s+", " ").str.split(" ")
     )
-    df = df.filter(pl.col("raw").str.strip_chars() != "")
+    # Blank lines and comments (a line that starts with #, as trec_eval reads them) are skipped.
+    df = df.filter((pl.col("raw").str.strip_chars() != "") & ~pl.col("raw").str.starts_with("#"))
     n = pl.col("parts").list.len()
     bad = df.filter(n < n_fields if more_ok else n != n_fields).head(20)
     for row in bad.iter_rows(named=True):
