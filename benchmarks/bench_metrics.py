@@ -13,6 +13,11 @@ thread while it parses. The run file is written as retrieval systems write one: 
 rank order (score descending), with many tied scores left in no particular order, and questions in
 numeric order (q2 before q10). Targets: evalcore >= 2x faster than pytrec_eval compute, >= 5x end to end, identical
 values (<= 1e-12), lower peak memory.
+
+Two more rows per tool run trec_eval's own measure sets end to end: "official" (trec_eval's default
+output: num_*, map, gm_map, Rprec, bpref, recip_rank, iprec_at_recall, P) and "all_trec" (every measure
+pytrec_eval and `evalcore trec` both compute) — `evalcore trec` as its CLI runs them, pytrec_eval with
+the same set. Targets: official >= 5x, all_trec >= 2x.
 """
 
 from __future__ import annotations
@@ -32,6 +37,14 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / ".data"
 OURS = ["P@10", "R@100", "nDCG@10", "AP", "RR"]
 TREC = ["P_10", "recall_100", "ndcg_cut_10", "map", "recip_rank"]
+SETS = {
+    "official": ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                 "iprec_at_recall", "P"],
+    "all_trec": ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                 "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "ndcg",
+                 "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map",
+                 "set_F", "num_nonrel_judged_ret"],
+}
 
 
 def generate(n_q: int, depth: int) -> tuple[Path, Path]:
@@ -54,7 +67,16 @@ def generate(n_q: int, depth: int) -> tuple[Path, Path]:
 
 def child(tool: str, mode: str, qp: str, rp: str, out: str) -> None:
     """One measurement; prints JSON {seconds, peak_mb}."""
-    if tool == "evalcore":
+    if tool == "evalcore" and mode in SETS:
+        from evalcore.runs.trec import read_trec
+        from evalcore.trec_eval import format_rows, parse_trec_measures, trec_eval
+
+        t = time.perf_counter()  # what `evalcore trec -m <set> QRELS RUN` does after its imports
+        _per_q, summary = trec_eval(read_trec(qp, rp), parse_trec_measures(SETS[mode]), per_query=False)
+        text = format_rows(summary)
+        secs = time.perf_counter() - t
+        Path(out).write_text(text)
+    elif tool == "evalcore":
         import polars as pl
 
         from evalcore.metrics.retrieval import evaluate
@@ -93,12 +115,19 @@ def child(tool: str, mode: str, qp: str, rp: str, out: str) -> None:
         else:
             t = time.perf_counter()
             qrels, run = read()
-        ev = pytrec_eval.RelevanceEvaluator(qrels, {"P.10", "recall.100", "ndcg_cut.10", "map", "recip_rank"})
+        wanted = set(SETS[mode]) if mode in SETS else {"P.10", "recall.100", "ndcg_cut.10", "map", "recip_rank"}
+        ev = pytrec_eval.RelevanceEvaluator(qrels, wanted)
         res = ev.evaluate(run)
+        if mode in SETS:  # the means, as trec_eval prints them
+            names = next(iter(res.values())).keys()
+            means = {m: sum(v[m] for v in res.values()) / len(res) for m in names}
         secs = time.perf_counter() - t
         import polars as pl
 
-        pl.DataFrame([{"qid": q, **{m: v[m] for m in TREC}} for q, v in res.items()]).write_parquet(out)
+        if mode in SETS:
+            Path(out).write_text(json.dumps(means))
+        else:
+            pl.DataFrame([{"qid": q, **{m: v[m] for m in TREC}} for q, v in res.items()]).write_parquet(out)
     elif tool == "ranx":
         import ranx
 
@@ -133,8 +162,10 @@ def main() -> None:
     except ImportError:
         pass
     rows = []
-    for mode in ("compute", "end to end"):
+    for mode in ("compute", "end to end", "official", "all_trec"):
         for tool in tools:
+            if mode in SETS and tool == "ranx":
+                continue
             runs = []
             out = DATA / f"out-{tool}-{mode.replace(' ', '')}.parquet"
             for _ in range(args.repeat):
@@ -144,7 +175,8 @@ def main() -> None:
             rows.append((mode, tool, statistics.median(r["seconds"] for r in runs), max(r["peak_mb"] for r in runs), out))
     import polars as pl
 
-    ref = {mode: pl.read_parquet(out).sort("qid") for mode, tool, _, _, out in rows if tool == "evalcore"}
+    ref = {mode: pl.read_parquet(out).sort("qid") for mode, tool, _, _, out in rows
+           if tool == "evalcore" and mode not in SETS}
     print(f"\n{args.queries:,} questions x {args.depth} retrieved chunks, graded labels (0-3), tied scores; "
           f"median of {args.repeat} runs, measures {', '.join(TREC)}\n")
     print(f"| {'mode':<10} | {'tool':<12} | {'median s':>9} | {'vs evalcore':>11} | {'peak MB':>8} | {'max |diff|':>10} |")
@@ -152,13 +184,31 @@ def main() -> None:
     for mode, tool, secs, peak, out in rows:
         base = next(s for m, t, s, *_ in rows if m == mode and t == "evalcore")
         diff = "–"
-        if tool != "evalcore" and out.exists() and tool != "ranx":
+        if mode in SETS and tool == "pytrec_eval":
+            diff = _summary_diff(DATA / f"out-evalcore-{mode}.parquet", out)
+        elif tool != "evalcore" and out.exists() and tool != "ranx":
             other = pl.read_parquet(out).sort("qid")
             mine = ref[mode]
             diff = f"{max(float((mine[m] - other[m]).abs().max()) for m in TREC):.1e}"  # type: ignore[arg-type]
         elif tool == "evalcore":
             diff = "0"
         print(f"| {mode:<10} | {tool:<12} | {secs:>9.2f} | {secs / base:>10.1f}x | {peak:>8.0f} | {diff:>10} |")
+
+
+def _summary_diff(ours: Path, theirs: Path) -> str:
+    """Largest difference between the "all" values evalcore printed (4 decimals) and pytrec_eval's means
+    (gm_* and num_* are left out: pytrec_eval gives per-query values, not trec_eval's summaries)."""
+    printed = {}
+    for line in ours.read_text().splitlines():
+        name, _, value = line.split("\t")
+        printed[name.strip()] = value
+    means = json.loads(theirs.read_text())
+    worst = 0.0
+    for name, mean in means.items():
+        if name.startswith(("gm_", "num_")) or name not in printed:
+            continue
+        worst = max(worst, abs(float(printed[name]) - round(mean, 4)))
+    return f"{worst:.1e} (4 dp)"
 
 
 if __name__ == "__main__":

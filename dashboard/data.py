@@ -15,7 +15,7 @@ import polars as pl
 import streamlit as st
 
 from evalcore import Comparison, LoadResult, compare, load_runs, score_run, summarize
-from evalcore.compare import incomparable
+from evalcore.comparison import incomparable
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
 from evalcore.runs.load import manifest_summary
 from evalcore.score import score_runs, trend

@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from evalcore.compare import STATUSES, Comparison, filter_questions
+from evalcore.comparison import STATUSES, Comparison, filter_questions
 from evalcore.metrics.catalogue import HEADLINE
 from evalcore.question import question_choices
 from evalcore.runs.testset import HELDOUT

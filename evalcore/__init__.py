@@ -14,9 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from evalcore._version import __version__
 
-# name -> the module that owns it
+# The one name that is also a module's: importing evalcore.comparison sets the package attribute
+# `compare` to that module, which would shadow the lazy function. Bound here, after the import.
+from evalcore.comparison import Comparison, compare
+
+# name -> the module that owns it. (No module of the package may share a name with the API: importing
+# it would set the package attribute to the module, shadowing the function; hence comparison.py.)
 _API = {
-    "Comparison": "evalcore.compare", "compare": "evalcore.compare",
+    "Comparison": "evalcore.comparison", "compare": "evalcore.comparison",
     "InputError": "evalcore.errors", "Problem": "evalcore.errors",
     "LoadResult": "evalcore.runs.load", "Run": "evalcore.runs.load", "load_run": "evalcore.runs.load",
     "load_runs": "evalcore.runs.load",
@@ -52,7 +57,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from evalcore.compare import Comparison, compare
+    from evalcore.comparison import Comparison, compare
     from evalcore.errors import InputError, Problem
     from evalcore.metrics.measures import Measure, parse_measure, parse_measures
     from evalcore.metrics.retrieval import evaluate

@@ -32,9 +32,10 @@ def cache_dir() -> Path:
 
 
 def file_key(path: Path) -> str:
-    """The identity of a file as it is now: resolved path, mtime, size."""
+    """The identity of a file as it is now — resolved path, mtime, size — and of the code that parses
+    it (:func:`code_version`): a parser fixed or broken since is never served an old parse."""
     st = path.stat()
-    raw = f"{path.resolve()}|{st.st_mtime_ns}|{st.st_size}|{CACHE_VERSION}"
+    raw = f"{path.resolve()}|{st.st_mtime_ns}|{st.st_size}|{CACHE_VERSION}|{code_version()}"
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 

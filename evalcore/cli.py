@@ -118,7 +118,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from evalcore.compare import compare
+    from evalcore.comparison import compare
 
     base, cand = _load_one(args.baseline), _load_one(args.candidate)
     cmp = compare(base, cand, measures=args.measures or _default_measures(), k=args.k, permutations=args.permutations)
@@ -149,7 +149,7 @@ def _default_measures() -> list[str]:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from evalcore.compare import compare
+    from evalcore.comparison import compare
     from evalcore.gate import GatePolicy, junit_report, markdown_report, run_gate, write_per_question
 
     policy = GatePolicy.from_toml(args.config) if args.config else GatePolicy.default()
@@ -177,7 +177,7 @@ def cmd_trec(args: argparse.Namespace) -> int:
     request = parse_trec_measures(args.measure)
     files = read_trec(args.qrels, args.run)
     per_q, summary = trec_eval(files, request, level=args.level, complete=args.complete, per_query=args.query,
-                               limit=args.max_docs, num_docs=args.num_docs)
+                               limit=args.max_docs, num_docs=args.num_docs, fused_levels=args.fused_levels)
     if request.skipped:
         print(f"evalcore trec: not implemented, left out: {', '.join(request.skipped)}", file=sys.stderr)
     sys.stdout.write(format_rows((per_q if args.query else []) + ([] if args.nosummary else summary)))
@@ -253,6 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-n", dest="nosummary", action="store_true", help="no summary (the 'all' rows)")
     s.add_argument("-M", dest="max_docs", type=int, default=0, help="evaluate only the top M documents of each query")
     s.add_argument("-N", dest="num_docs", type=int, default=0, help="documents in the collection (for utility)")
+    s.add_argument("--fused-levels", action="store_true",
+                   help="iprec_at_recall/11pt_avg as a trec_eval built with fused multiply-add (arm64) counts "
+                        "recall levels; the default is x86-64's (and pytrec_eval's)")
     s.set_defaults(func=cmd_trec)
 
     s = sub.add_parser("import", help="convert TREC or Ragas files into a ragtriage test set + run")

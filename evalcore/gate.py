@@ -28,7 +28,7 @@ from xml.sax.saxutils import quoteattr
 
 import polars as pl
 
-from evalcore.compare import Comparison
+from evalcore.comparison import Comparison
 from evalcore.metrics.catalogue import EPS, metric_info, retrieval_only
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, str]] = {

@@ -174,9 +174,14 @@ def trec_eval(
     per_query: bool = True,
     limit: int = 0,
     num_docs: int = 0,
+    fused_levels: bool = False,
 ) -> tuple[list[Row], list[Row]]:
     """trec_eval's values: (per-query rows, summary rows) as (name, qid, value); per-query rows only
-    with ``per_query`` (``-q``). ``limit`` is ``-M`` (0: no limit), ``num_docs`` is ``-N``."""
+    with ``per_query`` (``-q``). ``limit`` is ``-M`` (0: no limit), ``num_docs`` is ``-N``.
+    ``fused_levels``: iprec_at_recall and 11pt_avg turn a recall level into a count of relevant
+    documents as a trec_eval built with fused multiply-add does (arm64; trec_eval's own expected test
+    outputs), rather than as x86-64 builds and pytrec_eval do (see ``_kernel._iprec``)."""
+    iprec, pt11 = ("iprec_fma", "pt11_fma") if fused_levels else ("iprec", "pt11")
     wanted = request.measures
     qids = sorted(set(files.run["qid"].unique()) & set(files.qrels["qid"].unique()), key=lambda s: s.encode())
     measures: dict[str, Measure] = {}
@@ -213,7 +218,7 @@ def trec_eval(
                 key = need(f"{name}_{int(cut)}", m)
                 cols.append(_Column(key, key=key))
         elif name in ("iprec_at_recall", "Rprec_mult"):
-            kind = "iprec" if name == "iprec_at_recall" else "Rprec_mult"
+            kind = iprec if name == "iprec_at_recall" else "Rprec_mult"
             for x in params(name):
                 key = need(f"{name}_{x:3.2f}", Measure(kind, None, level, x))
                 cols.append(_Column(key, key=key))
@@ -221,9 +226,9 @@ def trec_eval(
             levels = params(name)
             printed = name if name not in request.raw else f"{name}_{request.raw[name]}"
             if levels == RECALL_LEVELS:
-                cols.append(_Column(printed, key=need(printed, Measure("pt11", None, level))))
+                cols.append(_Column(printed, key=need(printed, Measure(pt11, None, level))))
             else:
-                keys = [need(f"iprec@{x!r}", Measure("iprec", None, level, x)) for x in levels]
+                keys = [need(f"iprec@{x!r}", Measure(iprec, None, level, x)) for x in levels]
                 cols.append(_Column(printed, derive=_average_of(keys)))
         elif name == "utility":
             printed = name if name not in request.raw else f"{name}_{request.raw[name]}"

@@ -1,17 +1,38 @@
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from helpers import SAMPLE
 
+# Oracles and tools some tests need. Where they are missing those tests skip, saying why; under CI
+# (CI=true) a missing one is a failure instead, so a green CI never hides tests that did not run.
+REQUIRED_IN_CI = {
+    "pytrec_eval": "pip install -e '.[test]'",
+    "playwright": "pip install -e '.[test]'",
+    "hypothesis": "pip install -e '.[test]'",
+}
+
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Compile the retrieval kernel once, up front: on a fresh machine numba needs several seconds,
-    which would otherwise land inside whichever test (or dashboard server) first scores a run. The
-    compiled code is cached on disk, so servers started by the browser tests load it."""
+    """Before any test: an empty cache folder of the session's own (no test reads or writes the real
+    ~/.cache/ragtriage, module-scoped fixtures included), the dependencies CI must have, and the
+    retrieval kernel compiled once (numba needs several seconds on a fresh machine, which would
+    otherwise land inside whichever test or dashboard server first scores a run)."""
+    os.environ["RAGTRIAGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="ragtriage-test-cache-")
+    if os.environ.get("CI") == "true":
+        import importlib.util
+
+        missing = [f"{m} ({fix})" for m, fix in REQUIRED_IN_CI.items() if importlib.util.find_spec(m) is None]
+        if not Path("/usr/bin/chromium").exists():
+            missing.append("chromium (apt-get install chromium; .ci/run does)")
+        if missing:
+            msg = "CI=true and these are missing, so their tests would be skipped: " + ", ".join(missing)
+            raise pytest.UsageError(msg)
     from evalcore.metrics.retrieval import kernel
 
     kernel()

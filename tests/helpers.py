@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_runs"
@@ -19,3 +22,57 @@ def write_jsonl(path: Path, rows: list[Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+# Markdown that would load a remote image or hide where a link goes, were run text rendered raw. HTML
+# alone would not catch that: Streamlit shows HTML as text anyway, but it renders markdown.
+def md_payload(field: str) -> str:
+    return f"{field} ![px](https://evil.invalid/{field}.png) [innocent {field}](https://evil.invalid/{field})"
+
+
+def hostile_markdown_runs(runs: Path, qid: str = "hv-026", run_ids: tuple[str, ...] = ()) -> dict[str, str]:
+    """Put :func:`md_payload` in every untrusted field of ``qid`` — question, reference answer, answer,
+    retrieved chunk, judge claim and its quote — in the test set and the given runs. Returns them."""
+    payloads = {f: md_payload(f) for f in ("question", "reference", "answer", "chunk", "claim")}
+    ts = runs / "testset.jsonl"
+    cases = [json.loads(x) for x in ts.read_text().splitlines()]
+    for c in cases:
+        if c["qid"] == qid:
+            c["question"], c["reference_answer"] = payloads["question"], payloads["reference"]
+    write_jsonl(ts, cases)
+    for run_id in run_ids:
+        path = runs / run_id / "results.jsonl"
+        recs = [json.loads(x) for x in path.read_text().splitlines()]
+        for rec in recs:
+            if rec["qid"] == qid:
+                rec["answer"] = payloads["answer"]
+                rec["retrieved"][0]["text"] = payloads["chunk"]
+                # A supported claim quoting the link: the quote is highlighted inside the chunk.
+                rec["judge"]["claims"] = [{"claim": payloads["claim"], "verdict": "SUPPORTED",
+                                           "quote": "[innocent chunk](https://evil.invalid/chunk)",
+                                           "chunk_id": rec["retrieved"][0]["chunk_id"]}]
+        write_jsonl(path, recs)
+    return payloads
+
+
+def make_data(seed: int, n_q: int = 300) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A run and qrels with what breaks naive implementations: tied scores across cutoffs, unjudged
+    chunks, graded labels, judged-not-relevant labels, short rankings, relevant chunks never retrieved,
+    questions with nothing relevant."""
+    rnd = random.Random(seed)
+    run_rows, qrel_rows = [], []
+    for qi in range(n_q):
+        qid = f"q{qi}"
+        pool = [f"d{rnd.randrange(60):02d}" for _ in range(40)]
+        pool = list(dict.fromkeys(pool))
+        n_ret = rnd.choice([0, 1, 2, 4, 7, 12, 25, len(pool)])
+        for d in pool[:n_ret]:
+            score = float(rnd.choice([1, 2, 3])) if rnd.random() < 0.5 else round(rnd.random(), 2)
+            run_rows.append((qid, d, score))
+        judged = rnd.sample(range(60), rnd.choice([1, 2, 5, 10]))
+        for j in judged:
+            grade = rnd.choice([0, 0, 1, 1, 2, 3]) if qi % 17 else 0  # some questions: nothing relevant
+            qrel_rows.append((qid, f"d{j:02d}", grade))
+    run = pl.DataFrame(run_rows, schema={"qid": pl.String, "chunk_id": pl.String, "score": pl.Float64}, orient="row")
+    qrels = pl.DataFrame(qrel_rows, schema={"qid": pl.String, "chunk_id": pl.String, "rel": pl.Int64}, orient="row")
+    return run, qrels

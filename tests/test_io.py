@@ -238,3 +238,19 @@ def test_test_set_is_parsed_once_and_an_edit_is_seen(runs_copy: Path, monkeypatc
     path.write_text("\n".join(lines[1:]) + "\n")  # drop the first question
     edited = read_testset(path)
     assert edited.cases.height == first.cases.height - 1 and edited.sha256 != first.sha256
+
+
+def test_a_parse_cached_by_other_code_is_not_served(runs_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parse cache is keyed on evalcore's own source too: after a parser changes, files are parsed
+    again (a parser bug must not pass on a warm cache and fail on a clean one)."""
+    import evalcore.cache as cache
+    import evalcore.runs.load as io
+
+    load_runs(runs_copy)
+    calls = []
+    convert = io._read_results_jsonl
+    monkeypatch.setattr(io, "_read_results_jsonl", lambda path, problems: calls.append(1) or convert(path, problems))
+    load_runs(runs_copy)
+    assert calls == [], "same code, same files: from the cache"
+    monkeypatch.setattr(cache, "code_version", lambda: "another parser")
+    assert len(load_runs(runs_copy).runs) == 4 and len(calls) == 4, "other code: every file parsed again"

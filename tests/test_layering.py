@@ -21,7 +21,7 @@ LAYERS: dict[str, int] = {
     "evalcore.metrics": 1,
     "evalcore.runs": 2,
     "evalcore.score": 3,
-    "evalcore.compare": 4, "evalcore.question": 4, "evalcore.trec_eval": 4,
+    "evalcore.comparison": 4, "evalcore.question": 4, "evalcore.trec_eval": 4,
     "evalcore.gate": 5,
     "evalcore.cli": 6,
 }
@@ -151,3 +151,17 @@ def test_schema_command_prints_every_file_format(capsys) -> None:  # type: ignor
     assert main(["schema"]) == 0
     schemas = json.loads(capsys.readouterr().out)
     assert any(k.startswith("run.json") for k in schemas) and any(k.startswith("results.jsonl") for k in schemas)
+
+
+def test_the_public_api_names_the_functions_whatever_was_imported_first() -> None:
+    """The package imports its API names lazily, so no module may be named like one of them: importing
+    it would shadow the function (evalcore/compare.py did, and `from evalcore import compare` broke)."""
+    import evalcore
+
+    modules = {p.stem for p in (ROOT / "evalcore").glob("*.py")} | {p.name for p in (ROOT / "evalcore").iterdir() if p.is_dir()}
+    assert not modules & set(evalcore.__all__)
+    code = ("import evalcore.comparison, evalcore.score, evalcore.question; from evalcore import compare, score_run, "
+            "load_runs, RunWriter, summarize; print(all(callable(f) for f in (compare, score_run, load_runs, "
+            "RunWriter, summarize)) and compare.__module__ == 'evalcore.comparison')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "True", out.stderr

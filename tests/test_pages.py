@@ -270,3 +270,41 @@ def test_a_link_cannot_name_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "'base=../../../../etc/passwd' in the link does not exist" in body
     assert "'cand=/etc/shadow' in the link does not exist" in body
     assert "root:" not in body
+
+
+def test_markdown_in_run_text_is_shown_literally_on_every_drill_down(monkeypatch: pytest.MonkeyPatch,
+                                                                      runs_copy: Path) -> None:
+    """An answer, chunk, claim, quote, question or reference answer holding markdown must not become an
+    image (a request to its host) or a link whose text hides where it goes."""
+    from helpers import hostile_markdown_runs
+
+    payloads = hostile_markdown_runs(runs_copy, run_ids=(BASE, CAND))
+    for page, params in (("pages/2_Compare.py", {"base": BASE, "cand": CAND, "qid": "hv-026"}),
+                         ("pages/3_Question.py", {"qid": "hv-026", "run": CAND})):
+        at = open_page(monkeypatch, page, folder=runs_copy, **params)
+        raw = [e.value for kind in ("markdown", "subheader", "caption", "warning", "error", "info")
+               for e in getattr(at, kind)]
+        rendered = "\n".join(str(v) for v in raw)
+        assert "](https://evil.invalid" not in rendered and "![" not in rendered, \
+            "markdown from run text reached the page unescaped"
+        shown = texts(at)
+        for field in ("question", "reference", "answer", "claim"):
+            assert payloads[field] in shown, f"the {field} is shown as the text it is"
+        # The chunk's quoted part sits inside the highlight.
+        assert "chunk ![px](https://evil.invalid/chunk.png) :orange-background[[innocent chunk](https://evil.invalid/chunk)]" \
+            in shown
+        assert ":orange-background[" in rendered, "the quote is still highlighted, escaped"
+
+
+def test_question_picker_hides_heldout_questions_until_asked(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
+    heldout = set(runs[BASE].testset.cases.filter(pl.col("split") == "heldout")["qid"])
+    assert heldout
+    at = open_page(monkeypatch, "pages/3_Question.py")
+    offered = set(at.selectbox(key="q_qid").options)
+    assert offered and not any(o.split(" — ")[0] in heldout for o in offered), "held-out questions are not offered"
+    at.toggle(key="q_held").set_value(True).run()
+    offered = {o.split(" — ")[0] for o in at.selectbox(key="q_qid").options}
+    assert heldout <= offered
+    # A link may still open one (it says so on the page).
+    at = open_page(monkeypatch, "pages/3_Question.py", qid=sorted(heldout)[0])
+    assert "held-out question" in texts(at)

@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from evalcore.metrics.retrieval import evaluate
+from helpers import make_data
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -25,26 +26,6 @@ PAIRS = (
     + [(f"hit@{k}", f"success_{k}") for k in (1, 5, 10)]
     + [("RR", "recip_rank"), ("AP", "map"), ("Rprec", "Rprec"), ("nDCG", "ndcg")]
 )
-
-
-def make_data(seed: int, n_q: int = 300) -> tuple[pl.DataFrame, pl.DataFrame]:
-    rnd = random.Random(seed)
-    run_rows, qrel_rows = [], []
-    for qi in range(n_q):
-        qid = f"q{qi}"
-        pool = [f"d{rnd.randrange(60):02d}" for _ in range(40)]
-        pool = list(dict.fromkeys(pool))
-        n_ret = rnd.choice([0, 1, 2, 4, 7, 12, 25, len(pool)])
-        for d in pool[:n_ret]:
-            score = float(rnd.choice([1, 2, 3])) if rnd.random() < 0.5 else round(rnd.random(), 2)
-            run_rows.append((qid, d, score))
-        judged = rnd.sample(range(60), rnd.choice([1, 2, 5, 10]))
-        for j in judged:
-            grade = rnd.choice([0, 0, 1, 1, 2, 3]) if qi % 17 else 0  # some questions: nothing relevant
-            qrel_rows.append((qid, f"d{j:02d}", grade))
-    run = pl.DataFrame(run_rows, schema={"qid": pl.String, "chunk_id": pl.String, "score": pl.Float64}, orient="row")
-    qrels = pl.DataFrame(qrel_rows, schema={"qid": pl.String, "chunk_id": pl.String, "rel": pl.Int64}, orient="row")
-    return run, qrels
 
 
 def oracle(run: pl.DataFrame, qrels: pl.DataFrame, level: int = 1) -> dict[str, dict[str, float]]:
@@ -123,3 +104,19 @@ def test_rank_ordered_runs_with_shuffled_ties_equal_pytrec_eval(seed: int) -> No
     for row in ours.iter_rows(named=True):
         for mine, trec in PAIRS:
             assert abs(row[mine] - theirs[row["qid"]][trec]) <= 1e-12, (row["qid"], mine)
+
+
+def test_exponential_gain_ndcg_equals_trec_eval_with_the_gains_mapped_in_the_qrels() -> None:
+    """nDCG_exp uses 2^grade - 1 as the gain; trec_eval's ndcg uses the label itself as the gain, so
+    with each label replaced by 2^grade - 1 the two must agree (IDCG from all labels in both)."""
+    run, qrels = make_data(11)
+    ours = evaluate(run, qrels, ["nDCG_exp@5", "nDCG_exp@10", "nDCG_exp"])
+    theirs = oracle(run, qrels.with_columns(rel=(2 ** pl.col("rel")) - 1))
+    linear = evaluate(run, qrels, ["nDCG@10"])
+    differs = 0
+    for row, lin in zip(ours.iter_rows(named=True), linear["nDCG@10"].to_list(), strict=True):
+        t = theirs[row["qid"]]
+        for mine, trec in (("nDCG_exp@5", "ndcg_cut_5"), ("nDCG_exp@10", "ndcg_cut_10"), ("nDCG_exp", "ndcg")):
+            assert abs(row[mine] - t[trec]) <= 1e-12, (row["qid"], mine)
+        differs += abs(row["nDCG_exp@10"] - lin) > 1e-9
+    assert differs > 10, "graded labels make the two gains differ"

@@ -48,7 +48,7 @@ def test_slice_comparisons_are_kept_on_disk_and_equal_fresh_ones(runs_copy: Path
 
     from evalcore import compare
 
-    cmp = importlib.import_module("evalcore.compare")  # the package exports a function of that name
+    cmp = importlib.import_module("evalcore.comparison")  # the package exports a function of that name
 
     runs = load_runs(runs_copy).runs
     base, cand = runs["2026-10-19-hybrid"], runs[RUN]

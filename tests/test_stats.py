@@ -79,3 +79,21 @@ def test_resampling_on_value_counts_matches_resampling_items(seed: int) -> None:
     p_a = paired_randomization_test(d, permutations=20_000, method="resample")
     p_b = _flip_test(d[d != 0], 20_000, seed)
     assert abs(p_a - p_b) < 0.015, (p_a, p_b)
+
+
+def test_bootstrap_of_many_distinct_values_resamples_the_items() -> None:
+    """Above 256 distinct values the bootstrap resamples items (not value counts): its interval must
+    still be the mean's, and move with the data."""
+    import numpy as np
+
+    from evalcore.stats.resampling import _GROUPED_MAX
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(0.6, 0.2, size=1200)
+    assert np.unique(x).size > _GROUPED_MAX
+    lo, hi = bootstrap_ci(x, resamples=4000, seed=3)
+    half = 1.96 * x.std(ddof=1) / np.sqrt(x.size)
+    assert lo == pytest.approx(x.mean() - half, abs=0.15 * half)
+    assert hi == pytest.approx(x.mean() + half, abs=0.15 * half)
+    lo2, hi2 = bootstrap_ci(x + 1.0, resamples=4000, seed=3)
+    assert lo2 == pytest.approx(lo + 1.0) and hi2 == pytest.approx(hi + 1.0)

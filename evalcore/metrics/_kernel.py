@@ -26,13 +26,14 @@ from numba import njit
 
 P, R, HIT, RR, AP, RPREC, NDCG, NDCG_EXP, JUDGED = range(9)
 # trec_eval's other measures (m_<name>.c there); ``param`` is each one's float parameter.
-BPREF, IPREC, RPREC_MULT, INFAP, REL_P, NONREL_JUDGED_RET, NUM_RET, NUM_REL_RET, NUM_REL, PT11 = range(9, 19)
+BPREF, IPREC, RPREC_MULT, INFAP, REL_P, NONREL_JUDGED_RET, NUM_RET, NUM_REL_RET, NUM_REL, PT11, IPREC_FMA, PT11_FMA = range(9, 21)
 MAX_TIE = 64  # longer groups of tied scores are sorted by the caller
+RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # as C literals, not p / 10
 INFAP_EPSILON = 0.00001  # trec_eval.h
 KINDS = {"P": P, "R": R, "hit": HIT, "RR": RR, "AP": AP, "Rprec": RPREC, "nDCG": NDCG, "nDCG_exp": NDCG_EXP, "judged": JUDGED,
          "bpref": BPREF, "iprec": IPREC, "Rprec_mult": RPREC_MULT, "infAP": INFAP, "relP": REL_P,
          "nonrel_judged_ret": NONREL_JUDGED_RET, "num_ret": NUM_RET, "num_rel_ret": NUM_REL_RET, "num_rel": NUM_REL,
-         "pt11": PT11}
+         "pt11": PT11, "iprec_fma": IPREC_FMA, "pt11_fma": PT11_FMA}
 
 
 @njit(cache=True, nogil=True)
@@ -214,11 +215,34 @@ def _measure(
 
 
 @njit(cache=True, nogil=True)
-def _iprec(lvl: int, m: int, grade: np.ndarray, judged: np.ndarray, nrel: int, rel_ret: int, level: float) -> float:
+def _fma(a: float, b: float, c: float) -> float:
+    """a * b + c with a single rounding, as a fused multiply-add instruction computes it: the product's
+    exact error (Dekker's split) and the sum's (Knuth's two-sum) are added back before rounding."""
+    p = a * b
+    split = 134217729.0  # 2**27 + 1
+    t = split * a
+    ah = t - (t - a)
+    al = a - ah
+    t = split * b
+    bh = t - (t - b)
+    bl = b - bh
+    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    v = s - p
+    return s + (((p - (s - v)) + (c - v)) + err)
+
+
+@njit(cache=True, nogil=True)
+def _iprec(lvl: int, m: int, grade: np.ndarray, judged: np.ndarray, nrel: int, rel_ret: int, level: float,
+           fused: bool) -> float:
     """Interpolated precision at recall ``level`` (m_iprec_at_recall.c): the highest precision at any
-    rank at or after the one where recall reaches the level."""
-    # trec_eval 9.0.x (which pytrec_eval wraps): (long)(level * R + 0.9); later versions round.
-    want = int(level * nrel + 0.9)
+    rank at or after the one where recall reaches the level.
+
+    The level becomes a count of relevant documents as trec_eval computes it, (long)(level * R + 0.9).
+    Where the C compiler fuses that multiply-add (arm64 builds do by default) the one rounding can
+    give one more: 0.3 * 77 + 0.9 is 23.999… in two roundings, 24 in one. ``fused`` computes it so;
+    trec_eval's own expected outputs were made that way, x86-64 builds and pytrec_eval are not."""
+    want = int(_fma(level, float(nrel), 0.9)) if fused else int(level * nrel + 0.9)
     if want > rel_ret:
         return 0.0
     int_precis = rel_ret / m
@@ -274,12 +298,12 @@ def _trec_measure(
             if judged[r] and grade[r] >= lvl:
                 hits += 1
         return hits / at
-    if k == IPREC:
-        return _iprec(lvl, m, grade, judged, nrel, rel_ret, param)
-    if k == PT11:  # the 11 standard recall levels, averaged
+    if k in (IPREC, IPREC_FMA):
+        return _iprec(lvl, m, grade, judged, nrel, rel_ret, param, k == IPREC_FMA)
+    if k in (PT11, PT11_FMA):  # the 11 standard recall levels, summed from the top (m_11pt_avg.c)
         total = 0.0
-        for p in range(11):
-            total += _iprec(lvl, m, grade, judged, nrel, rel_ret, p / 10.0)
+        for p in range(10, -1, -1):
+            total += _iprec(lvl, m, grade, judged, nrel, rel_ret, RECALL_LEVELS[p], k == PT11_FMA)
         return total / 11.0
     # bpref and infAP: judged documents only; a negative grade is pooled but not judged.
     nonrel_so_far = 0
@@ -344,6 +368,23 @@ def nearly_ranked(start: np.ndarray, end: np.ndarray, s: np.ndarray, max_tie: in
     return True
 
 
+@njit(cache=True, nogil=True)
+def scan_text(buf: np.ndarray) -> tuple[int, bool]:
+    """One pass over a TREC file's bytes: how many spaces, and whether anything sends it to the
+    general reader — a tab, a carriage return, two spaces in a row, or a line that starts with a
+    space or a # (a comment)."""
+    n = buf.shape[0]
+    spaces = 0
+    odd = 0
+    prev = 10  # as if a newline came before the first byte
+    for i in range(n):
+        ch = buf[i]
+        spaces += ch == 32
+        odd += (ch == 9) | (ch == 13) | ((ch == 32) & ((prev == 32) | (prev == 10))) | ((ch == 35) & (prev == 10))
+        prev = ch
+    return spaces, odd > 0
+
+
 def warm_up() -> None:
     """Load the compiled code (numba's cache, or a compile on the first run after an install)."""
     one = np.zeros(1, np.int64)
@@ -352,3 +393,4 @@ def warm_up() -> None:
                  np.zeros(1), 0)
     first_repeat(one, one + 1, code, 1)
     nearly_ranked(one, one + 1, np.zeros(1), MAX_TIE)
+    scan_text(np.zeros(1, np.uint8))

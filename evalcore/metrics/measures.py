@@ -58,6 +58,8 @@ SPECS: dict[str, MeasureSpec] = {
         MeasureSpec("iprec", "interpolated precision at a recall level", "max P at ranks with recall >= level",
                     "none", True),
         MeasureSpec("pt11", "11-point average", "mean interpolated precision at recall 0, 0.1, ..., 1", "none", True),
+        MeasureSpec("iprec_fma", "iprec, the level's count in one rounding", "as iprec", "none", True),
+        MeasureSpec("pt11_fma", "11-point average, the levels' counts in one rounding", "as pt11", "none", True),
         MeasureSpec("Rprec_mult", "precision at a multiple of R", "P at (long)(x R + 0.9)", "none", True),
         MeasureSpec("relP", "relative precision", "|relevant in top k| / min(k, R)", "required", True),
         MeasureSpec("nonrel_judged_ret", "judged non-relevant retrieved", "count", "none", True),

@@ -29,7 +29,7 @@ class TrecFiles:
 _FAST: dict[str, tuple[list[int], list[str], dict[str, pl.DataType | type[pl.DataType]], int]] = {
     # kind: (columns read, their names, typed columns, fields per line).
     "qrels": ([0, 2, 3], ["qid", "chunk_id", "rel"], {"column_3": pl.Int64}, 4),
-    "run": ([0, 2, 4, 5], ["qid", "chunk_id", "score", "tag"], {"column_4": pl.Float64}, 6),
+    "run": ([0, 2, 4], ["qid", "chunk_id", "score"], {"column_4": pl.Float64}, 6),
 }
 
 
@@ -67,6 +67,29 @@ def _count(mm: mmap.mmap, byte: int) -> int:
 
 
 _BLOCK = 1 << 24
+# The checks below run in numpy and polars on small files (an import of 200,000 lines loads no compiled
+# code: that load costs more than the checks) and in the compiled kernel on large ones (a 10M-line run:
+# one pass instead of several). tests/trec/test_read_trec.py holds the two to the same answers.
+COMPILED_FROM = 32 << 20
+
+
+def _compiled(size: int) -> bool:
+    return size >= COMPILED_FROM
+
+
+def _scan(mm: mmap.mmap) -> tuple[int, bool]:
+    """(spaces, odd): odd if the file needs the general reader (see ``_kernel.scan_text``)."""
+    if _compiled(len(mm)):
+        from evalcore.metrics import _kernel
+
+        view = np.frombuffer(mm, dtype=np.uint8)
+        try:
+            spaces, odd = _kernel.scan_text(view)
+        finally:
+            del view
+        return int(spaces), bool(odd)
+    odd = any(mm.find(s) >= 0 for s in (b"\t", b"\r", b"  ", b"\n ", b"\n#")) or mm[:1] in (b" ", b"#")
+    return (_count(mm, 32) if not odd else 0), odd
 
 
 def _fast_check(path: Path, kind: str, df: pl.DataFrame) -> tuple[pl.DataFrame, str] | None:
@@ -76,28 +99,24 @@ def _fast_check(path: Path, kind: str, df: pl.DataFrame) -> tuple[pl.DataFrame, 
         with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             # A tab can hide a field from the space-separated reader ("1\tQ0  d" is still 6 fields),
             # and so can a doubled or leading space: any of them sends the file to the general path,
-            # which splits on all white space.
-            # A comment line (# first) is skipped there too.
-            odd = any(mm.find(s) >= 0 for s in (b"\t", b"\r", b"  ", b"\n ", b"\n#")) or mm[:1] in (b" ", b"#")
-            # A qrels line has exactly 4 fields: 3 spaces a line, so no line is short or long either.
-            # A run line has at least 6; trec_eval ignores what follows the tag, and so does this.
-            spaces = _count(mm, 32) if kind == "qrels" and not odd else None
+            # which splits on all white space. A comment line (# first) is skipped there.
+            spaces, odd = _scan(mm)
+            end = mm.find(b"\n")
+            first_line = mm[: end if end >= 0 else len(mm)]
     except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
         return None
     if odd or df.height == 0 or df.width != len(names):
         return None
-    if spaces is not None and spaces != (n_fields - 1) * df.height:
+    # Exactly n - 1 spaces a line: no line is short or long (the reader skips fields it is not asked
+    # for). A run line with text after its tag (trec_eval ignores it) is read by the general path.
+    if spaces != (n_fields - 1) * df.height:
         return None
     df.columns = names
     if df.null_count().sum_horizontal().item() > 0:
         return None
     if kind == "run" and not df["score"].is_finite().all():
         return None
-    if kind == "run":
-        tag = df["tag"][0]
-        df = df.drop("tag")
-        return df, tag
-    return df, ""
+    return df, first_line.split(b" ")[-1].decode("utf-8", "replace")
 
 
 def _has_duplicates(df: pl.DataFrame, codes: np.ndarray) -> bool:
@@ -107,6 +126,10 @@ def _has_duplicates(df: pl.DataFrame, codes: np.ndarray) -> bool:
     if order is not None:
         codes = codes[order]
     n = int(codes.max()) + 1 if codes.size else 0
+    if _compiled(codes.size * 40):  # about 40 bytes a line
+        from evalcore.metrics import _kernel
+
+        return bool(_kernel.first_repeat(start, end, codes, n) >= 0)
     block = np.repeat(np.arange(start.size, dtype=np.int64), end - start)
     key = pl.Series(block * n + codes.astype(np.int64))
     return key.n_unique() != key.len()

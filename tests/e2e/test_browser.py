@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from server import ROOT, dashboard, wait_rendered
 
+from helpers import hostile_markdown_runs, md_payload
+
 SAMPLE = ROOT / "sample_runs"
 BASE, CAND = "2026-11-02-hybrid-rerank", "2026-11-16-rerank-prompt-v2"
 
@@ -65,6 +67,8 @@ PAYLOADS = {
 }
 
 
+MD_QID = "hv-025"
+
 # A question id is the test set's text too; it shows up in the "Open … across every run" page link.
 HOSTILE_QID = "hv-027 ![q](https://evil.invalid/q.png)"
 
@@ -97,17 +101,23 @@ def _hostile_runs(tmp: Path) -> Path:
     manifest["label"] = ("Label <img src=z onerror=\"window.__pwned='label'\"> [link](https://evil.invalid/) "
                          "![pixel](https://evil.invalid/p.png)")
     (runs / BASE / "run.json").write_text(json.dumps(manifest))
+    # Markdown in every untrusted field of another question (HTML alone Streamlit shows as text anyway).
+    hostile_markdown_runs(runs, qid=MD_QID, run_ids=(BASE, CAND))
     return runs
 
 
 def test_script_and_img_payloads_render_as_text_and_run_nothing(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     runs = _hostile_runs(tmp_path)
     dialogs: list[str] = []
+    requests: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: requests.append(r.url))
+    every = "&status=unchanged&status=improved&status=regressed&status=mixed"
     with dashboard(runs) as url:
         hostile = urllib.parse.quote(HOSTILE_QID)
         for path in (f"/Compare?base={BASE}&cand={CAND}&qid=hv-026", "/Question?qid=hv-026",
-                     f"/Compare?base={BASE}&cand={CAND}&qid={hostile}&status=unchanged&status=improved&status=regressed&status=mixed"):
+                     f"/Compare?base={BASE}&cand={CAND}&qid={hostile}{every}",
+                     f"/Compare?base={BASE}&cand={CAND}&qid={MD_QID}{every}", f"/Question?qid={MD_QID}&run={BASE}"):
             page.goto(url + path)
             wait_rendered(page)
             page.wait_for_timeout(1000)
@@ -119,6 +129,13 @@ def test_script_and_img_payloads_render_as_text_and_run_nothing(page, tmp_path: 
             links = page.eval_on_selector_all("a[href^='https://evil.invalid']", "els => els.map(e => e.textContent)")
             assert all(t.startswith("https://evil.invalid/") for t in links), links
             body = page.inner_text("body")
+            named = [u for u in requests if urllib.parse.urlparse(u).hostname == "evil.invalid"]
+            assert not named, f"no request to a host that run text names: {named}"
+            if MD_QID in path:
+                for field in ("question", "reference", "answer", "claim"):
+                    assert md_payload(field) in body, f"the {field}'s markdown is shown as text"
+                assert "chunk ![px](https://evil.invalid/chunk.png)" in body
+                continue
             if "hv-027" in path:
                 assert f"Open {HOSTILE_QID} across every run" in body, "the question id is shown as text"
                 continue

@@ -11,7 +11,7 @@ import pytest
 from evalcore.metrics.retrieval import categorical
 from evalcore.runs.trec import TrecFiles
 from evalcore.trec_eval import ALL_TREC, NOT_IMPLEMENTED, parse_trec_measures, trec_eval
-from test_retrieval_oracle import make_data
+from helpers import make_data
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -1,0 +1,77 @@
+"""The gate's rules one at a time, on comparisons built to the point: a metric's severity, the
+direction of a lower-is-better metric, the significance requirement, and Holm across the family."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import pytest
+
+from evalcore import compare, load_runs
+from evalcore.comparison import Comparison
+from evalcore.gate import GatePolicy, MetricRule, run_gate
+from evalcore.stats import holm
+from helpers import SAMPLE
+
+RERANK, PROMPT2 = "2026-11-02-hybrid-rerank", "2026-11-16-rerank-prompt-v2"
+
+
+def _comparison(rows: list[dict[str, Any]]) -> Comparison:
+    """A comparison holding only a summary (no must-pass question)."""
+    full = [{"n": 100, "baseline": 0.5, "candidate": 0.5, "ci_low": None, "ci_high": None, "p": None,
+             "p_holm": None, **r} for r in rows]
+    summary = pl.DataFrame(full, schema_overrides={"ci_low": pl.Float64, "ci_high": pl.Float64, "p": pl.Float64,
+                                                   "p_holm": pl.Float64})
+    per_q = pl.DataFrame(schema={"qid": pl.String, "must_pass": pl.Boolean})
+    return Comparison(baseline=None, candidate=None, k=5, metrics=tuple(r["metric"] for r in rows),  # type: ignore[arg-type]
+                      per_question=per_q, summary=summary)
+
+
+def _status(rows: list[dict[str, Any]], rules: list[MetricRule], **policy: Any) -> dict[str, str]:
+    res = run_gate(_comparison(rows), GatePolicy(tuple(rules), must_pass_metrics=(), **policy))
+    return {c["metric"]: c["status"] for c in res.checks} | {"_passed": str(res.passed)}
+
+
+def test_severity_decides_whether_a_drop_fails_the_build() -> None:
+    rows = [{"metric": "R@5", "delta": -0.10, "p_holm": 0.001}, {"metric": "faithfulness", "delta": -0.10, "p_holm": 0.001}]
+    got = _status(rows, [MetricRule("R@5", 0.02, "fail"), MetricRule("faithfulness", 0.02, "warn")])
+    assert got == {"R@5": "fail", "faithfulness": "warn", "_passed": "False"}
+    got = _status(rows, [MetricRule("R@5", 0.02, "warn"), MetricRule("faithfulness", 0.02, "warn")])
+    assert got["_passed"] == "True", "warnings never fail the build"
+
+
+def test_a_lower_is_better_metric_fails_when_it_rises_not_when_it_falls() -> None:
+    rule = [MetricRule("false_refusal", 0.05, "fail")]
+    assert _status([{"metric": "false_refusal", "delta": +0.10, "p_holm": 0.01}], rule)["false_refusal"] == "fail"
+    assert _status([{"metric": "false_refusal", "delta": -0.10, "p_holm": 0.01}], rule)["false_refusal"] == "pass"
+    assert _status([{"metric": "R@5", "delta": +0.10, "p_holm": 0.01}], [MetricRule("R@5", 0.05)])["R@5"] == "pass"
+
+
+def test_require_significance_lets_an_insignificant_drop_pass() -> None:
+    rows = [{"metric": "R@5", "delta": -0.10, "p_holm": 0.20}]
+    assert _status(rows, [MetricRule("R@5", 0.02)])["R@5"] == "fail"
+    assert _status(rows, [MetricRule("R@5", 0.02)], require_significance=True)["R@5"] == "pass"
+    significant = [{"metric": "R@5", "delta": -0.10, "p_holm": 0.01}]
+    assert _status(significant, [MetricRule("R@5", 0.02)], require_significance=True)["R@5"] == "fail"
+
+
+def test_a_metric_without_a_direction_cannot_be_gated(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    cfg = tmp_path / "gate.toml"
+    cfg.write_text('[metrics.no_answer]\nmax_drop = 0.1\n')
+    with pytest.raises(ValueError, match="no better direction"):
+        GatePolicy.from_toml(cfg)
+
+
+def test_holm_is_applied_across_every_metric_compared_at_once() -> None:
+    """Not per metric alone: the reported p_holm is holm() over the whole family, and here the
+    correction changes a conclusion (a raw p under 0.05 that is not significant once corrected)."""
+    runs = load_runs(SAMPLE).runs
+    c = compare(runs[RERANK], runs[PROMPT2], permutations=2000)
+    tested = c.summary.filter(pl.col("p").is_not_null())
+    assert tested["p_holm"].to_list() == pytest.approx(holm(tested["p"].to_numpy()).tolist())
+    flipped = tested.filter((pl.col("p") < 0.05) & (pl.col("p_holm") >= 0.05))
+    assert flipped["metric"].to_list() == ["relevance"], "relevance: p 0.03 alone, not significant among 14"
+    by = c.by_slice("type", metrics=["faithfulness", "abstention", "R@5"], permutations=2000)
+    cells = by.filter(pl.col("p").is_not_null())
+    assert cells["p_holm"].to_list() == pytest.approx(holm(cells["p"].to_numpy()).tolist())
