@@ -1,6 +1,7 @@
 """The dashboard at scale, measured in a real browser (Debian's Chromium).
 
-    python benchmarks/bench_dashboard.py                 # 20 runs x 10,000 questions
+    python benchmarks/bench_dashboard.py                 # 20 runs x 10,000 questions, parquet
+    python benchmarks/bench_dashboard.py --format jsonl  # the same runs as results.jsonl (a team's usual files)
     python benchmarks/bench_dashboard.py --questions 2000
 
 Generates the runs (parquet, 10 retrieved chunks with text, an answer and judge claims per question),
@@ -35,7 +36,7 @@ TOPICS = ["billing", "security", "restore", "backups", "cli", "errors", "integra
 WORDS = ["snapshot", "retention", "vault", "agent", "restore", "policy", "storage", "bucket", "token", "seat", "plan", "device", "error", "schedule", "window", "encryption", "key", "rotation", "bandwidth", "compression", "chunk", "target", "quota"]
 
 
-def generate(folder: Path, n_runs: int, n_q: int, depth: int = 10) -> None:
+def generate(folder: Path, n_runs: int, n_q: int, depth: int = 10, fmt: str = "parquet") -> None:
     if (folder / "done").exists():
         return
     folder.mkdir(parents=True, exist_ok=True)
@@ -81,7 +82,11 @@ def generate(folder: Path, n_runs: int, n_q: int, depth: int = 10) -> None:
             })
         run_dir = folder / f"run-{r:02d}"
         run_dir.mkdir(exist_ok=True)
-        pl.DataFrame(rows).write_parquet(run_dir / "results.parquet")
+        if fmt == "jsonl":
+            with (run_dir / "results.jsonl").open("w") as fh:
+                fh.writelines(json.dumps(r) + "\n" for r in rows)
+        else:
+            pl.DataFrame(rows).write_parquet(run_dir / "results.parquet")
         (run_dir / "run.json").write_text(json.dumps({
             "run_id": f"run-{r:02d}", "label": f"Variant {r}", "created": (start + timedelta(days=7 * r)).isoformat(),
             "test_set": {"path": "../testset.jsonl", "sha256": sha}, "system": {"variant": r},
@@ -116,10 +121,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--questions", type=int, default=10_000)
+    ap.add_argument("--format", choices=["parquet", "jsonl"], default="parquet")
     args = ap.parse_args()
-    folder = HERE / ".data" / f"dash-{args.runs}x{args.questions}"
+    folder = HERE / ".data" / f"dash-{args.runs}x{args.questions}{'-jsonl' if args.format == 'jsonl' else ''}"
     t = time.perf_counter()
-    generate(folder, args.runs, args.questions)
+    generate(folder, args.runs, args.questions, fmt=args.format)
     print(f"data: {folder} ({time.perf_counter() - t:.0f} s to generate)")
     base, cand = f"run-{args.runs - 2:02d}", f"run-{args.runs - 1:02d}"
     pages = [
@@ -196,16 +202,18 @@ def main() -> None:
                         peak = max(peak, peak_rss_mb(url.pid))
         browser.close()
     shutil.rmtree(cache, ignore_errors=True)
-    print(f"\n{args.runs} runs x {args.questions:,} questions, Chromium, seconds from navigation to a fully rendered page")
+    size = sum(p.stat().st_size for p in folder.rglob("results.*")) / 1e6
+    print(f"\n{args.runs} runs x {args.questions:,} questions ({size:,.0f} MB of results.{args.format}), Chromium, "
+          "seconds from navigation to a fully rendered page")
     print("first view: fresh server and empty disk cache (runs never scored before); cold: fresh server, disk")
     print(f"caches as earlier sessions left them (median of {COLD_STARTS} servers); warm: reload (median of "
-          f"{COLD_STARTS} x {WARM_RELOADS}). Targets: cold <= 5 s, warm <= 1.5 s.\n")
+          f"{COLD_STARTS} x {WARM_RELOADS}). Targets: first view <= 6 s, cold <= 5 s, warm <= 1.5 s.\n")
     print(f"| {'page':<52} | {'first view':>10} | {'cold':>6} | {'range':>11} | {'warm':>6} | {'range':>11} | targets |")
     print("|" + "-" * 54 + "|" + "-" * 12 + "|" + "-" * 8 + "|" + "-" * 13 + "|" + "-" * 8 + "|" + "-" * 13 + "|---------|")
     floor_app.unlink(missing_ok=True)
     for name, got in samples.items():
         r = {k: statistics.median(v) for k, v in got.items()}
-        ok = "ok" if r["cold"] <= 5 and r["warm"] <= 1.5 else "MISSED"
+        ok = "ok" if r["first"] <= 6 and r["cold"] <= 5 and r["warm"] <= 1.5 else "MISSED"
         if name == floor_name:
             ok = "–"
         spread = {k: f"{min(v):.2f}–{max(v):.2f}" for k, v in got.items()}
