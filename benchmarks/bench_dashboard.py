@@ -67,16 +67,16 @@ def generate(folder: Path, n_runs: int, n_q: int, depth: int = 10, fmt: str = "p
             ids = rng.integers(0, n_chunks, size=depth)
             if hit[i] and not unans[i]:
                 ids[pos[i]] = rel_chunk[i]
-            ids = list(dict.fromkeys(int(x) for x in ids))
-            scores = np.sort(rng.random(len(ids)))[::-1]
+            chosen = list(dict.fromkeys(int(x) for x in ids))
+            scores = np.sort(rng.random(len(chosen)))[::-1]
             supported = bool(hit[i]) and not unans[i]
             rows.append({
                 "qid": q,
                 "retrieved": [{"chunk_id": f"c{c}", "doc_id": f"d{c // 5}", "score": float(s), "text": chunk_text[c]}
-                              for c, s in zip(ids, scores, strict=True)],
-                "answer": ("I don't know." if unans[i] and rng.random() < 0.8 else chunk_text[ids[0]][:120]),
-                "judge": {"claims": [{"claim": chunk_text[ids[0]][:60], "verdict": "SUPPORTED" if supported else "NOT_SUPPORTED",
-                                      "quote": chunk_text[ids[0]][:60] if supported else None, "chunk_id": f"c{ids[0]}"}] * 3,
+                              for c, s in zip(chosen, scores, strict=True)],
+                "answer": ("I don't know." if unans[i] and rng.random() < 0.8 else chunk_text[chosen[0]][:120]),
+                "judge": {"claims": [{"claim": chunk_text[chosen[0]][:60], "verdict": "SUPPORTED" if supported else "NOT_SUPPORTED",
+                                      "quote": chunk_text[chosen[0]][:60] if supported else None, "chunk_id": f"c{chosen[0]}"}] * 3,
                           "correctness": "correct" if supported else "incorrect", "relevance": float(rng.random())},
                 "latency_ms": float(rng.random() * 2000),
             })

@@ -96,7 +96,7 @@ def child(tool: str, mode: str, qp: str, rp: str, out: str) -> None:
     elif tool == "pytrec_eval":
         import pytrec_eval
 
-        def read() -> tuple[dict, dict]:  # type: ignore[type-arg]
+        def read() -> tuple[dict, dict]:
             qrels: dict[str, dict[str, int]] = {}
             with open(qp) as fh:
                 for line in fh:

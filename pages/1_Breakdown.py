@@ -64,7 +64,7 @@ if vs is None:
         if st.session_state.get("bd_chart") is None:
             st.session_state["bd_chart"] = st.session_state.get("_bd_chart_last", "heatmap")
 
-    chart = st.segmented_control("Chart", list(CHARTS), key="bd_chart", format_func=CHARTS.get,
+    chart = st.segmented_control("Chart", list(CHARTS), key="bd_chart", format_func=lambda c: CHARTS[c],
                                  on_change=_keep_a_chart) or "heatmap"
     st.session_state["_bd_chart_last"] = chart
     if chart == "heatmap":

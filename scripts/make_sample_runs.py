@@ -214,9 +214,9 @@ def first_sentence_with(text: str, needle: str) -> str:
 def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
     by_fact: dict[tuple[str, str], Chunk] = {}
     for d in docs:
-        for c in d.chunks:
-            for k, v in c.facts.items():
-                by_fact[(k, v)] = c
+        for chunk in d.chunks:
+            for k, v in chunk.facts.items():
+                by_fact[(k, v)] = chunk
     cases: list[Case] = []
 
     def add(q: str, rel: dict[str, int], ref: str, typ: str, topic: str, src: str, facts: list[tuple[str, str]],
@@ -319,14 +319,14 @@ def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
         add(q, {}, "The documentation does not say; the assistant should decline.", "unanswerable", topic, "real", [])
 
     rnd.shuffle(cases)
-    for i, c in enumerate(cases, start=1):
-        c.qid = f"hv-{i:03d}"
-        c.split = "heldout" if rnd.random() < 0.2 else "dev"
+    for i, case in enumerate(cases, start=1):
+        case.qid = f"hv-{i:03d}"
+        case.split = "heldout" if rnd.random() < 0.2 else "dev"
     # Must-pass: known past failures and refusals that must hold.
     unans = [c for c in cases if not c.relevant]
     ans = [c for c in cases if c.relevant and c.split == "dev"]
-    for c in unans[:4] + ans[:8]:
-        c.must_pass = True
+    for case in unans[:4] + ans[:8]:
+        case.must_pass = True
     return cases
 
 
@@ -436,7 +436,7 @@ def answer(case: Case, context: list[Chunk], prompt: str, rnd: random.Random) ->
         return {"answer": wrong, "abstained": False, "judge": {
             "claims": [{"claim": wrong, "verdict": "NOT_SUPPORTED", "quote": None}],
             "correctness": "incorrect", "relevance": 0.8}}
-    claims = []
+    claims: list[dict[str, str | None]] = []
     for cid, needle in have:
         sent = first_sentence_with(by_id[cid].text, needle.split(" ")[0] if len(needle) > 60 else needle)
         claims.append({"claim": needle[0].upper() + needle[1:] + ".", "verdict": "SUPPORTED", "quote": sent,
@@ -455,7 +455,7 @@ def answer(case: Case, context: list[Chunk], prompt: str, rnd: random.Random) ->
         claims.append({"claim": pad, "verdict": "NOT_SUPPORTED", "quote": None})
     if rnd.random() < 0.03:
         # Judge quoting text that is not in the context: must not count as supported.
-        claims[0] = {**claims[0], "quote": claims[0]["quote"].replace(" ", " really ", 1)}
+        claims[0] = {**claims[0], "quote": (claims[0]["quote"] or "").replace(" ", " really ", 1)}
     correctness = "partially_correct" if partial else "correct"
     if random.Random(f"slip|{case.qid}|{prompt}").random() < 0.05:
         # The generator misreads a chunk it had: retrieval was fine, the answer is not.
