@@ -33,7 +33,31 @@ from server import CHROMIUM, CHROMIUM_ARGS, dashboard, wait_rendered  # noqa: E4
 
 TYPES = ["lookup", "comparison", "multi-hop", "identifier", "unanswerable"]
 TOPICS = ["billing", "security", "restore", "backups", "cli", "errors", "integrations", "agent"]
-WORDS = ["snapshot", "retention", "vault", "agent", "restore", "policy", "storage", "bucket", "token", "seat", "plan", "device", "error", "schedule", "window", "encryption", "key", "rotation", "bandwidth", "compression", "chunk", "target", "quota"]
+WORDS = [
+    "snapshot",
+    "retention",
+    "vault",
+    "agent",
+    "restore",
+    "policy",
+    "storage",
+    "bucket",
+    "token",
+    "seat",
+    "plan",
+    "device",
+    "error",
+    "schedule",
+    "window",
+    "encryption",
+    "key",
+    "rotation",
+    "bandwidth",
+    "compression",
+    "chunk",
+    "target",
+    "quota",
+]
 
 
 def generate(folder: Path, n_runs: int, n_q: int, depth: int = 10, fmt: str = "parquet") -> None:
@@ -48,14 +72,24 @@ def generate(folder: Path, n_runs: int, n_q: int, depth: int = 10, fmt: str = "p
     rel_chunk = rng.integers(0, n_chunks, size=n_q)
     with (folder / "testset.jsonl").open("w") as fh:
         for i, q in enumerate(qids):
-            fh.write(json.dumps({
-                "qid": q, "question": f"How does the {WORDS[i % len(WORDS)]} setting work (case {i})?",
-                "relevant": {} if unans[i] else {f"c{rel_chunk[i]}": 2},
-                "reference_answer": None if unans[i] else chunk_text[rel_chunk[i]][:80],
-                "tags": {"type": "unanswerable" if unans[i] else TYPES[i % 4], "topic": TOPICS[i % len(TOPICS)],
-                         "source": "synthetic" if i % 3 == 0 else "real"},
-                "split": "heldout" if i % 5 == 0 else "dev", "must_pass": i % 97 == 0,
-            }) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "qid": q,
+                        "question": f"How does the {WORDS[i % len(WORDS)]} setting work (case {i})?",
+                        "relevant": {} if unans[i] else {f"c{rel_chunk[i]}": 2},
+                        "reference_answer": None if unans[i] else chunk_text[rel_chunk[i]][:80],
+                        "tags": {
+                            "type": "unanswerable" if unans[i] else TYPES[i % 4],
+                            "topic": TOPICS[i % len(TOPICS)],
+                            "source": "synthetic" if i % 3 == 0 else "real",
+                        },
+                        "split": "heldout" if i % 5 == 0 else "dev",
+                        "must_pass": i % 97 == 0,
+                    }
+                )
+                + "\n"
+            )
     sha = hashlib.sha256((folder / "testset.jsonl").read_bytes()).hexdigest()
     start = datetime(2026, 6, 1, tzinfo=UTC)
     for r in range(n_runs):
@@ -70,16 +104,37 @@ def generate(folder: Path, n_runs: int, n_q: int, depth: int = 10, fmt: str = "p
             chosen = list(dict.fromkeys(int(x) for x in ids))
             scores = np.sort(rng.random(len(chosen)))[::-1]
             supported = bool(hit[i]) and not unans[i]
-            rows.append({
-                "qid": q,
-                "retrieved": [{"chunk_id": f"c{c}", "doc_id": f"d{c // 5}", "score": float(s), "text": chunk_text[c]}
-                              for c, s in zip(chosen, scores, strict=True)],
-                "answer": ("I don't know." if unans[i] and rng.random() < 0.8 else chunk_text[chosen[0]][:120]),
-                "judge": {"claims": [{"claim": chunk_text[chosen[0]][:60], "verdict": "SUPPORTED" if supported else "NOT_SUPPORTED",
-                                      "quote": chunk_text[chosen[0]][:60] if supported else None, "chunk_id": f"c{chosen[0]}"}] * 3,
-                          "correctness": "correct" if supported else "incorrect", "relevance": float(rng.random())},
-                "latency_ms": float(rng.random() * 2000),
-            })
+            rows.append(
+                {
+                    "qid": q,
+                    "retrieved": [
+                        {
+                            "chunk_id": f"c{c}",
+                            "doc_id": f"d{c // 5}",
+                            "score": float(s),
+                            "text": chunk_text[c],
+                        }
+                        for c, s in zip(chosen, scores, strict=True)
+                    ],
+                    "answer": (
+                        "I don't know." if unans[i] and rng.random() < 0.8 else chunk_text[chosen[0]][:120]
+                    ),
+                    "judge": {
+                        "claims": [
+                            {
+                                "claim": chunk_text[chosen[0]][:60],
+                                "verdict": "SUPPORTED" if supported else "NOT_SUPPORTED",
+                                "quote": chunk_text[chosen[0]][:60] if supported else None,
+                                "chunk_id": f"c{chosen[0]}",
+                            }
+                        ]
+                        * 3,
+                        "correctness": "correct" if supported else "incorrect",
+                        "relevance": float(rng.random()),
+                    },
+                    "latency_ms": float(rng.random() * 2000),
+                }
+            )
         run_dir = folder / f"run-{r:02d}"
         run_dir.mkdir(exist_ok=True)
         if fmt == "jsonl":
@@ -87,10 +142,17 @@ def generate(folder: Path, n_runs: int, n_q: int, depth: int = 10, fmt: str = "p
                 fh.writelines(json.dumps(r) + "\n" for r in rows)
         else:
             pl.DataFrame(rows).write_parquet(run_dir / "results.parquet")
-        (run_dir / "run.json").write_text(json.dumps({
-            "run_id": f"run-{r:02d}", "label": f"Variant {r}", "created": (start + timedelta(days=7 * r)).isoformat(),
-            "test_set": {"path": "../testset.jsonl", "sha256": sha}, "system": {"variant": r},
-        }))
+        (run_dir / "run.json").write_text(
+            json.dumps(
+                {
+                    "run_id": f"run-{r:02d}",
+                    "label": f"Variant {r}",
+                    "created": (start + timedelta(days=7 * r)).isoformat(),
+                    "test_set": {"path": "../testset.jsonl", "sha256": sha},
+                    "system": {"variant": r},
+                }
+            )
+        )
     (folder / "done").write_text("")
 
 
@@ -203,13 +265,35 @@ def main() -> None:
         browser.close()
     shutil.rmtree(cache, ignore_errors=True)
     size = sum(p.stat().st_size for p in folder.rglob("results.*")) / 1e6
-    print(f"\n{args.runs} runs x {args.questions:,} questions ({size:,.0f} MB of results.{args.format}), Chromium, "
-          "seconds from navigation to a fully rendered page")
-    print("first view: fresh server and empty disk cache (runs never scored before); cold: fresh server, disk")
-    print(f"caches as earlier sessions left them (median of {COLD_STARTS} servers); warm: reload (median of "
-          f"{COLD_STARTS} x {WARM_RELOADS}). Targets: first view <= 6 s, cold <= 5 s, warm <= 1.5 s.\n")
-    print(f"| {'page':<52} | {'first view':>10} | {'cold':>6} | {'range':>11} | {'warm':>6} | {'range':>11} | targets |")
-    print("|" + "-" * 54 + "|" + "-" * 12 + "|" + "-" * 8 + "|" + "-" * 13 + "|" + "-" * 8 + "|" + "-" * 13 + "|---------|")
+    print(
+        f"\n{args.runs} runs x {args.questions:,} questions ({size:,.0f} MB of results.{args.format}), Chromium, "
+        "seconds from navigation to a fully rendered page"
+    )
+    print(
+        "first view: fresh server and empty disk cache (runs never scored before); cold: fresh server, disk"
+    )
+    print(
+        f"caches as earlier sessions left them (median of {COLD_STARTS} servers); warm: reload (median of "
+        f"{COLD_STARTS} x {WARM_RELOADS}). Targets: first view <= 6 s, cold <= 5 s, warm <= 1.5 s.\n"
+    )
+    print(
+        f"| {'page':<52} | {'first view':>10} | {'cold':>6} | {'range':>11} | {'warm':>6} | {'range':>11} | targets |"
+    )
+    print(
+        "|"
+        + "-" * 54
+        + "|"
+        + "-" * 12
+        + "|"
+        + "-" * 8
+        + "|"
+        + "-" * 13
+        + "|"
+        + "-" * 8
+        + "|"
+        + "-" * 13
+        + "|---------|"
+    )
     floor_app.unlink(missing_ok=True)
     for name, got in samples.items():
         r = {k: statistics.median(v) for k, v in got.items()}
@@ -217,10 +301,14 @@ def main() -> None:
         if name == floor_name:
             ok = "–"
         spread = {k: f"{min(v):.2f}–{max(v):.2f}" for k, v in got.items()}
-        print(f"| {name:<52} | {r['first']:>10.2f} | {r['cold']:>6.2f} | {spread['cold']:>11} | {r['warm']:>6.2f} "
-              f"| {spread['warm']:>11} | {ok:<7} |")
+        print(
+            f"| {name:<52} | {r['first']:>10.2f} | {r['cold']:>6.2f} | {spread['cold']:>11} | {r['warm']:>6.2f} "
+            f"| {spread['warm']:>11} | {ok:<7} |"
+        )
     print(f"\nserver peak memory (max over all page servers): {peak:,.0f} MB (target <= 2,048 MB)")
-    print("peers: TruLens leaderboard 20-30 s at 10k records; promptfoo's viewer failed to render 10k results")
+    print(
+        "peers: TruLens leaderboard 20-30 s at 10k records; promptfoo's viewer failed to render 10k results"
+    )
 
 
 if __name__ == "__main__":

@@ -47,7 +47,9 @@ def make_trec(folder: Path, n_q: int, depth: int, n_runs: int) -> tuple[Path, li
             for q in range(n_q):
                 scores = np.sort(rng.random(depth))[::-1]
                 for j in range(depth):
-                    fh.write(f"q{q:05d} Q0 d{rng.integers(0, n_q * 10)}-{j} {j + 1} {scores[j]:.6f} run{r:02d}\n")
+                    fh.write(
+                        f"q{q:05d} Q0 d{rng.integers(0, n_q * 10)}-{j} {j + 1} {scores[j]:.6f} run{r:02d}\n"
+                    )
         runs.append(path)
     return qrels, runs
 
@@ -77,9 +79,25 @@ def main() -> None:
         folder = work / "runs"
 
         def import_one(i: int, out: Path) -> None:
-            subprocess.run([sys.executable, "-m", "evalcore.cli", "import", "trec", "--qrels", str(qrels),
-                            "--run", str(trec_runs[i]), "--out", str(out), "--run-id", f"run{i:02d}"],
-                           check=True, capture_output=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "evalcore.cli",
+                    "import",
+                    "trec",
+                    "--qrels",
+                    str(qrels),
+                    "--run",
+                    str(trec_runs[i]),
+                    "--out",
+                    str(out),
+                    "--run-id",
+                    f"run{i:02d}",
+                ],
+                check=True,
+                capture_output=True,
+            )
 
         scratch = work / "scratch"
 
@@ -97,8 +115,9 @@ def main() -> None:
             files = read_trec(qrels, trec_runs[i], will_score=False)
             import polars as pl
 
-            frame = (files.run.group_by("qid", maintain_order=True)
-                     .agg(retrieved=pl.struct(pl.col("chunk_id").cast(pl.String), "score")))
+            frame = files.run.group_by("qid", maintain_order=True).agg(
+                retrieved=pl.struct(pl.col("chunk_id").cast(pl.String), "score")
+            )
             with RunWriter(folder / f"run{i:02d}", testset=folder / "testset.jsonl") as w:
                 w.add_frame(frame)
         size = sum(p.stat().st_size for p in folder.rglob("results.jsonl")) / 1e6
@@ -130,8 +149,10 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    print(f"\n{args.runs} runs x {args.questions:,} questions x {args.depth} chunks: {size:,.0f} MB of results.jsonl; "
-          f"seconds, median (min–max) of 3\n")
+    print(
+        f"\n{args.runs} runs x {args.questions:,} questions x {args.depth} chunks: {size:,.0f} MB of results.jsonl; "
+        f"seconds, median (min–max) of 3\n"
+    )
     print(f"| {'what':<58} | {'seconds':>8} | {'range':>11} | {'MB/s':>6} | target |")
     print("|" + "-" * 60 + "|" + "-" * 10 + "|" + "-" * 13 + "|" + "-" * 8 + "|--------|")
 

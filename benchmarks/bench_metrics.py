@@ -38,12 +38,47 @@ DATA = HERE / ".data"
 OURS = ["P@10", "R@100", "nDCG@10", "AP", "RR"]
 TREC = ["P_10", "recall_100", "ndcg_cut_10", "map", "recip_rank"]
 SETS = {
-    "official": ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                 "iprec_at_recall", "P"],
-    "all_trec": ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                 "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "ndcg",
-                 "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map",
-                 "set_F", "num_nonrel_judged_ret"],
+    "official": [
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+    ],
+    "all_trec": [
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+        "recall",
+        "infAP",
+        "gm_bpref",
+        "Rprec_mult",
+        "utility",
+        "11pt_avg",
+        "ndcg",
+        "ndcg_cut",
+        "map_cut",
+        "relative_P",
+        "success",
+        "set_P",
+        "set_relative_P",
+        "set_recall",
+        "set_map",
+        "set_F",
+        "num_nonrel_judged_ret",
+    ],
 }
 
 
@@ -115,7 +150,9 @@ def child(tool: str, mode: str, qp: str, rp: str, out: str) -> None:
         else:
             t = time.perf_counter()
             qrels, run = read()
-        wanted = set(SETS[mode]) if mode in SETS else {"P.10", "recall.100", "ndcg_cut.10", "map", "recip_rank"}
+        wanted = (
+            set(SETS[mode]) if mode in SETS else {"P.10", "recall.100", "ndcg_cut.10", "map", "recip_rank"}
+        )
         ev = pytrec_eval.RelevanceEvaluator(qrels, wanted)
         res = ev.evaluate(run)
         if mode in SETS:  # the means, as trec_eval prints them
@@ -169,17 +206,36 @@ def main() -> None:
             runs = []
             out = DATA / f"out-{tool}-{mode.replace(' ', '')}.parquet"
             for _ in range(args.repeat):
-                p = subprocess.run([sys.executable, __file__, "--child", tool, mode, str(qp), str(rp), str(out)],
-                                   capture_output=True, text=True, check=True)
+                p = subprocess.run(
+                    [sys.executable, __file__, "--child", tool, mode, str(qp), str(rp), str(out)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
-            rows.append((mode, tool, statistics.median(r["seconds"] for r in runs), max(r["peak_mb"] for r in runs), out))
+            rows.append(
+                (
+                    mode,
+                    tool,
+                    statistics.median(r["seconds"] for r in runs),
+                    max(r["peak_mb"] for r in runs),
+                    out,
+                )
+            )
     import polars as pl
 
-    ref = {mode: pl.read_parquet(out).sort("qid") for mode, tool, _, _, out in rows
-           if tool == "evalcore" and mode not in SETS}
-    print(f"\n{args.queries:,} questions x {args.depth} retrieved chunks, graded labels (0-3), tied scores; "
-          f"median of {args.repeat} runs, measures {', '.join(TREC)}\n")
-    print(f"| {'mode':<10} | {'tool':<12} | {'median s':>9} | {'vs evalcore':>11} | {'peak MB':>8} | {'max |diff|':>10} |")
+    ref = {
+        mode: pl.read_parquet(out).sort("qid")
+        for mode, tool, _, _, out in rows
+        if tool == "evalcore" and mode not in SETS
+    }
+    print(
+        f"\n{args.queries:,} questions x {args.depth} retrieved chunks, graded labels (0-3), tied scores; "
+        f"median of {args.repeat} runs, measures {', '.join(TREC)}\n"
+    )
+    print(
+        f"| {'mode':<10} | {'tool':<12} | {'median s':>9} | {'vs evalcore':>11} | {'peak MB':>8} | {'max |diff|':>10} |"
+    )
     print("|" + "|".join("-" * w for w in (12, 14, 11, 13, 10, 12)) + "|")
     for mode, tool, secs, peak, out in rows:
         base = next(s for m, t, s, *_ in rows if m == mode and t == "evalcore")
@@ -192,7 +248,9 @@ def main() -> None:
             diff = f"{max(float((mine[m] - other[m]).abs().max()) for m in TREC):.1e}"  # type: ignore[arg-type]
         elif tool == "evalcore":
             diff = "0"
-        print(f"| {mode:<10} | {tool:<12} | {secs:>9.2f} | {secs / base:>10.1f}x | {peak:>8.0f} | {diff:>10} |")
+        print(
+            f"| {mode:<10} | {tool:<12} | {secs:>9.2f} | {secs / base:>10.1f}x | {peak:>8.0f} | {diff:>10} |"
+        )
 
 
 def _summary_diff(ours: Path, theirs: Path) -> str:

@@ -57,7 +57,10 @@ def load(folder: Path) -> tuple[LoadResult, Key]:
     return _load(str(folder), key), key
 
 
-@st.cache_resource(show_spinner="Scoring… (the first time after an install also compiles the metrics kernel: about 10 s, once)", max_entries=64)
+@st.cache_resource(
+    show_spinner="Scoring… (the first time after an install also compiles the metrics kernel: about 10 s, once)",
+    max_entries=64,
+)
 def scores(folder: str, run_id: str, key: Key) -> pl.DataFrame:
     return score_run(_load(folder, key).runs[run_id])
 

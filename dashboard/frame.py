@@ -54,7 +54,10 @@ def setup(title: str, icon: str) -> Frame:
         st.caption(f"{len(result.runs)} run(s) loaded")
         errors = [p for p in result.problems if p.severity == "error"]
         if errors:
-            st.error(f"{len(errors)} problem(s) keep some runs from loading — see Overview.", icon=":material/error:")
+            st.error(
+                f"{len(errors)} problem(s) keep some runs from loading — see Overview.",
+                icon=":material/error:",
+            )
     st.title(title)
     return Frame(folder=folder, result=result, key=key)
 
@@ -64,8 +67,11 @@ def show_problems(frame: Frame) -> None:
     if not problems:
         return
     errors = [p for p in problems if p.severity == "error"]
-    with st.expander(f"{len(problems)} problem(s) with runs in this folder — the other runs still load",
-                     expanded=bool(errors), icon=":material/report:"):
+    with st.expander(
+        f"{len(problems)} problem(s) with runs in this folder — the other runs still load",
+        expanded=bool(errors),
+        icon=":material/report:",
+    ):
         for p in problems:
             # st.error/st.warning render markdown: escape, since file content can appear in messages.
             (st.error if p.severity == "error" else st.warning)(md_escape(str(p)))
@@ -73,9 +79,11 @@ def show_problems(frame: Frame) -> None:
 
 def need_runs(frame: Frame, n: int = 1) -> None:
     if len(frame.result.runs) < n:
-        st.info(f"This view needs at least {n} run(s); {len(frame.result.runs)} loaded from "
-                f"{md_code(str(frame.folder))}. Point the dashboard at your runs with "
-                "`streamlit run app.py -- --runs DIR`.")
+        st.info(
+            f"This view needs at least {n} run(s); {len(frame.result.runs)} loaded from "
+            f"{md_code(str(frame.folder))}. Point the dashboard at your runs with "
+            "`streamlit run app.py -- --runs DIR`."
+        )
         show_problems(frame)
         st.stop()
 

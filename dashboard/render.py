@@ -71,18 +71,30 @@ def chunk_list(d: QuestionDetail, *, quotes: dict[str, list[str]] | None = None,
     quotes = quotes or {}
     for row in d.chunks.iter_rows(named=True):
         grade = row["grade"]
-        mark = (f":green-badge[labeled · grade {grade}]" if grade and grade >= 1
-                else ":gray-badge[judged not relevant]" if grade == 0 else ":gray-badge[unlabeled]")
+        mark = (
+            f":green-badge[labeled · grade {grade}]"
+            if grade and grade >= 1
+            else ":gray-badge[judged not relevant]"
+            if grade == 0
+            else ":gray-badge[unlabeled]"
+        )
         cut = "" if row["in_top_k"] else f" :gray[(below top {k})]"
         if not row["in_context"]:
             cut += " :gray[(not given to the generator)]"
         with st.container(border=True):
-            st.markdown(f"**#{row['rank']}** · {md_code(row['chunk_id'])} · score {row['score']:.4g} {mark}{cut}")
+            st.markdown(
+                f"**#{row['rank']}** · {md_code(row['chunk_id'])} · score {row['score']:.4g} {mark}{cut}"
+            )
             body = highlighted(row["text"] or "", quotes.get(row["chunk_id"], []))
             st.markdown(body or ":gray[(no text stored)]")
     if d.missing_labeled:
-        st.warning("Labeled chunks missing from the top " + str(k) + ": "
-                   + ", ".join(md_code(c) for c in d.missing_labeled), icon=":material/search_off:")
+        st.warning(
+            "Labeled chunks missing from the top "
+            + str(k)
+            + ": "
+            + ", ".join(md_code(c) for c in d.missing_labeled),
+            icon=":material/search_off:",
+        )
 
 
 def claim_list(d: QuestionDetail) -> None:

@@ -54,7 +54,9 @@ def parse(params: Sequence[Param], raw: Mapping[str, list[str]]) -> tuple[dict[s
             continue
         bad = [v for v in parsed if not p.valid(v)]
         if bad:
-            complaints.append(f"'{p.name}={bad[0]}' in the link does not exist in this runs folder; it was ignored.")
+            complaints.append(
+                f"'{p.name}={bad[0]}' in the link does not exist in this runs folder; it was ignored."
+            )
             parsed = [v for v in parsed if p.valid(v)]
             if not parsed:
                 continue
@@ -68,7 +70,13 @@ def publish(page: str, values: dict[str, Any]) -> None:
     for k, v in values.items():
         if v is None or v == [] or v is False:
             continue
-        clean[k] = [str(x) for x in v] if isinstance(v, list | tuple) else str(v).lower() if isinstance(v, bool) else str(v)
+        clean[k] = (
+            [str(x) for x in v]
+            if isinstance(v, list | tuple)
+            else str(v).lower()
+            if isinstance(v, bool)
+            else str(v)
+        )
     raw = {k: (v if isinstance(v, list) else [v]) for k, v in clean.items()}
     if {k: st.query_params.get_all(k) for k in st.query_params} != raw:
         st.query_params.from_dict(clean)

@@ -13,9 +13,22 @@ from evalcore.metrics.catalogue import HEADLINE
 from evalcore.question import question_choices
 from evalcore.runs.testset import HELDOUT
 
-__all__ = ["HEADLINE", "HELDOUT", "STATUSES", "Grid", "case_row", "compare_questions", "compare_summary", "delta_grid",
-           "filter_questions", "headline", "mean_grid", "question_history", "question_metrics",
-           "question_options"]
+__all__ = [
+    "HEADLINE",
+    "HELDOUT",
+    "STATUSES",
+    "Grid",
+    "case_row",
+    "compare_questions",
+    "compare_summary",
+    "delta_grid",
+    "filter_questions",
+    "headline",
+    "mean_grid",
+    "question_history",
+    "question_metrics",
+    "question_options",
+]
 
 SIGNIFICANT = 0.05  # Holm-corrected p below this is marked ★
 
@@ -32,7 +45,9 @@ class Grid:
     zmax: float
 
 
-def _cells(table: pl.DataFrame, metrics: list[str], value: str, text: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _cells(
+    table: pl.DataFrame, metrics: list[str], value: str, text: list[str]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
     cell = table.with_columns(text=pl.Series(text, dtype=pl.String))
     z = cell.pivot(on="metric", index="slice", values=value).sort("slice")
     t = cell.pivot(on="metric", index="slice", values="text").sort("slice")
@@ -47,7 +62,8 @@ def mean_grid(table: pl.DataFrame, metrics: list[str]) -> Grid:
     """One run: each cell the mean, its 95% CI and n († for a slice under 30 questions)."""
     text = [
         f"{r['mean']:.3f}{' †' if r['small'] else ''}<br>{r['ci_low']:.2f}–{r['ci_high']:.2f}<br>n={r['n']}"
-        if r["mean"] is not None else f"–<br>n={r['n']}"
+        if r["mean"] is not None
+        else f"–<br>n={r['n']}"
         for r in table.iter_rows(named=True)
     ]
     z, t = _cells(table, metrics, "mean", text)
@@ -60,7 +76,8 @@ def delta_grid(table: pl.DataFrame, metrics: list[str]) -> Grid:
     text = [
         f"{r['delta']:+.3f}{'★' if r['p_holm'] is not None and r['p_holm'] < SIGNIFICANT else ''}"
         f"{' †' if r['small'] else ''}<br>n={r['n']}"
-        if r["delta"] is not None else f"–<br>n={r['n']}"
+        if r["delta"] is not None
+        else f"–<br>n={r['n']}"
         for r in table.iter_rows(named=True)
     ]
     z, t = _cells(table, metrics, "better", text)
@@ -72,8 +89,20 @@ def compare_summary(cmp: Comparison) -> pl.DataFrame:
     """The per-metric summary as the Compare page shows it."""
     return cmp.summary.with_columns(
         sig=pl.when(pl.col("p_holm") < SIGNIFICANT).then(pl.lit("★")).otherwise(pl.lit("")),
-    ).select("metric", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_holm", "sig", "improved",
-             "regressed", "direction")
+    ).select(
+        "metric",
+        "n",
+        "baseline",
+        "candidate",
+        "delta",
+        "ci_low",
+        "ci_high",
+        "p_holm",
+        "sig",
+        "improved",
+        "regressed",
+        "direction",
+    )
 
 
 def headline(metrics: list[str] | tuple[str, ...]) -> list[str]:
@@ -86,32 +115,45 @@ def compare_questions(cmp: Comparison, table: pl.DataFrame) -> pl.DataFrame:
     questions = cmp.baseline.testset.cases.select("qid", "question", "type", "topic")
     key = headline(cmp.metrics)
     return table.join(questions, on="qid", how="left").select(
-        "qid", "status", "diagnosis", "worst_delta", *[f"{m}_delta" for m in key],
-        left_top_k=pl.col("left_top_k").list.join(" "), entered_top_k=pl.col("entered_top_k").list.join(" "),
-        type="type", topic="topic", must_pass="must_pass", question="question",
+        "qid",
+        "status",
+        "diagnosis",
+        "worst_delta",
+        *[f"{m}_delta" for m in key],
+        left_top_k=pl.col("left_top_k").list.join(" "),
+        entered_top_k=pl.col("entered_top_k").list.join(" "),
+        type="type",
+        topic="topic",
+        must_pass="must_pass",
+        question="question",
     )
 
 
 def question_metrics(cmp: Comparison, row: dict[str, Any]) -> pl.DataFrame:
     """One question's metrics in both runs and the delta, a row per metric."""
-    return pl.DataFrame({
-        "metric": list(cmp.metrics),
-        "baseline": [row[f"{m}_base"] for m in cmp.metrics],
-        "candidate": [row[f"{m}_cand"] for m in cmp.metrics],
-        "delta": [row[f"{m}_delta"] for m in cmp.metrics],
-    }, schema={"metric": pl.String, "baseline": pl.Float64, "candidate": pl.Float64, "delta": pl.Float64})
+    return pl.DataFrame(
+        {
+            "metric": list(cmp.metrics),
+            "baseline": [row[f"{m}_base"] for m in cmp.metrics],
+            "candidate": [row[f"{m}_cand"] for m in cmp.metrics],
+            "delta": [row[f"{m}_delta"] for m in cmp.metrics],
+        },
+        schema={"metric": pl.String, "baseline": pl.Float64, "candidate": pl.Float64, "delta": pl.Float64},
+    )
 
 
-def question_options(cases: pl.DataFrame, *, search: str, include_heldout: bool, selected: str | None,
-                     limit: int) -> tuple[list[tuple[str, str]], int]:
+def question_options(
+    cases: pl.DataFrame, *, search: str, include_heldout: bool, selected: str | None, limit: int
+) -> tuple[list[tuple[str, str]], int]:
     """The picker's ``(qid, question)`` options — held-out ones only when asked for, narrowed by a
     case-insensitive search of qid and text, at most ``limit`` (plus the open question) — and how many
     questions matched in all."""
     choices = question_choices(cases, include_heldout=include_heldout, keep=selected)
     needle = search.strip().lower()
     if needle:
-        hit = (pl.col("qid").str.to_lowercase().str.contains(needle, literal=True)
-               | pl.col("question").str.to_lowercase().str.contains(needle, literal=True))
+        hit = pl.col("qid").str.to_lowercase().str.contains(needle, literal=True) | pl.col(
+            "question"
+        ).str.to_lowercase().str.contains(needle, literal=True)
         choices = choices.filter(hit | (pl.col("qid") == (selected or "")))
     options = choices.sort("qid").select("qid", "question").head(limit).rows()
     if selected and selected not in {q for q, _ in options}:
@@ -133,3 +175,11 @@ def question_history(history: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
 def case_row(cases: pl.DataFrame, qid: str) -> dict[str, Any]:
     """One test case as a dict (the caller knows the qid exists)."""
     return cases.filter(pl.col("qid") == qid).row(0, named=True)
+
+
+def tag_pair(value: str | None) -> tuple[str, str] | None:
+    """A ``tag:value`` picker choice as the (tag, value) pair the question filter takes."""
+    if not value:
+        return None
+    tag, _, tag_value = value.partition(":")
+    return tag, tag_value

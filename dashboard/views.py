@@ -25,8 +25,14 @@ DEFAULT_STATUSES = ("regressed", "mixed")
 DEFAULT_K = 5
 
 
-def _param(key: str, default: Any = None, *, parse: Callable[[str], Any] = str, many: bool = False,
-           always: bool = False) -> Any:
+def _param(
+    key: str,
+    default: Any = None,
+    *,
+    parse: Callable[[str], Any] = str,
+    many: bool = False,
+    always: bool = False,
+) -> Any:
     """A view field: its widget key, default, how a URL value parses, whether it repeats, and whether
     it is written to the URL even at its default (the runs a comparison is about)."""
     meta = {"key": key, "parse": parse, "many": many, "always": always}
@@ -47,13 +53,20 @@ class View:
     def params(cls, valid: Valid | None = None) -> list[state.Param]:
         valid = valid or {}
         return [
-            state.Param(f.name, f.metadata["key"], parse=f.metadata["parse"], many=f.metadata["many"],
-                        valid=valid.get(f.name, lambda v: True))
+            state.Param(
+                f.name,
+                f.metadata["key"],
+                parse=f.metadata["parse"],
+                many=f.metadata["many"],
+                valid=valid.get(f.name, lambda v: True),
+            )
             for f in dataclasses.fields(cls)
         ]
 
     @classmethod
-    def from_query_params(cls, query: Mapping[str, list[str]], valid: Valid | None = None) -> tuple[Self, list[str]]:
+    def from_query_params(
+        cls, query: Mapping[str, list[str]], valid: Valid | None = None
+    ) -> tuple[Self, list[str]]:
         """The view a URL asks for (defaults where it says nothing or something invalid) and what had to
         be rejected, in words a reader understands."""
         values, complaints = state.parse(cls.params(valid), query)
@@ -78,7 +91,9 @@ class View:
         newest run). Returns the complaints to show."""
         complaints = state.seed(cls.page, cls.params(valid))
         for f in dataclasses.fields(cls):
-            value = defaults.get(f.name, f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default)
+            value = defaults.get(
+                f.name, f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            )
             if value is not None and value != []:
                 state.default(f.metadata["key"], value)
         return complaints

@@ -39,7 +39,9 @@ def file_key(path: Path) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
-def read_frames(source: Path, kind: str, names: tuple[str, ...]) -> tuple[dict[str, pl.DataFrame], dict[str, Any]] | None:
+def read_frames(
+    source: Path, kind: str, names: tuple[str, ...]
+) -> tuple[dict[str, pl.DataFrame], dict[str, Any]] | None:
     """The frames (and small metadata) cached for ``source``, or None.
 
     Frames are memory-mapped, not decoded: their columns point into the cache file and pages are
@@ -57,7 +59,9 @@ def read_frames(source: Path, kind: str, names: tuple[str, ...]) -> tuple[dict[s
         return None
 
 
-def write_frames(source: Path, kind: str, frames: dict[str, pl.DataFrame], meta: dict[str, Any] | None = None) -> None:
+def write_frames(
+    source: Path, kind: str, frames: dict[str, pl.DataFrame], meta: dict[str, Any] | None = None
+) -> None:
     """Cache ``frames`` for ``source``. ``meta.json``, written last, marks the entry complete."""
     try:
         folder = cache_dir() / kind / file_key(source)

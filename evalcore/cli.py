@@ -41,8 +41,15 @@ def _load_one(path: str) -> Any:
         lr = load_runs(folder)
         if path in lr.runs:
             return lr.runs[path]
-    raise InputError([Problem(path, "not a run folder (no run.json) and not a run id in "
-                              f"{folder}", hint="pass the folder that holds run.json")])
+    raise InputError(
+        [
+            Problem(
+                path,
+                f"not a run folder (no run.json) and not a run id in {folder}",
+                hint="pass the folder that holds run.json",
+            )
+        ]
+    )
 
 
 def _table(df: pl.DataFrame, fmt: str) -> str:
@@ -50,8 +57,15 @@ def _table(df: pl.DataFrame, fmt: str) -> str:
         return json.dumps(df.to_dicts(), indent=1, default=str)
     if fmt == "csv":
         return df.write_csv()
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=60,
-                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, float_precision=4):
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=200,
+        fmt_str_lengths=60,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        float_precision=4,
+    ):
         return str(df)
 
 
@@ -87,7 +101,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         what = f"{loaded} run(s): {', '.join(lr.runs)}"
     _print_problems(problems.items, sys.stdout)
     n_err, n_warn = len(problems.errors), len(problems.warnings)
-    print(f"{'OK' if not n_err else 'FAILED'}: {what or 'nothing loaded'}; {n_err} error(s), {n_warn} warning(s)")
+    print(
+        f"{'OK' if not n_err else 'FAILED'}: {what or 'nothing loaded'}; {n_err} error(s), {n_warn} warning(s)"
+    )
     return EXIT_FAIL if n_err else EXIT_OK
 
 
@@ -103,8 +119,10 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         return EXIT_OK
     table = summarize(scores, run.testset, by=args.by, metrics=metrics, resamples=args.resamples)
     if args.format == "table":
-        print(f"{run.label} ({run.run_id}) — test set {run.testset.version}, {scores.height} questions"
-              + (f", by {args.by}" if args.by else ""))
+        print(
+            f"{run.label} ({run.run_id}) — test set {run.testset.version}, {scores.height} questions"
+            + (f", by {args.by}" if args.by else "")
+        )
         shown = table.with_columns(
             ci=pl.format("[{}, {}]", pl.col("ci_low").round(3), pl.col("ci_high").round(3)),
             note=pl.when(pl.col("small")).then(pl.lit("small slice")).otherwise(pl.lit("")),
@@ -121,24 +139,50 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from evalcore.comparison import compare
 
     base, cand = _load_one(args.baseline), _load_one(args.candidate)
-    cmp = compare(base, cand, measures=args.measures or _default_measures(), k=args.k, permutations=args.permutations)
+    cmp = compare(
+        base, cand, measures=args.measures or _default_measures(), k=args.k, permutations=args.permutations
+    )
     if args.format != "table":
         out = cmp.summary if not args.per_question else cmp.per_question
         print(_table(out if args.by is None else cmp.by_slice(args.by), args.format))
         return EXIT_OK
-    print(f"baseline  {base.label} ({base.run_id})\ncandidate {cand.label} ({cand.run_id})\n"
-          f"{cmp.per_question.height} questions answered by both; paired randomization test, Holm-corrected")
+    print(
+        f"baseline  {base.label} ({base.run_id})\ncandidate {cand.label} ({cand.run_id})\n"
+        f"{cmp.per_question.height} questions answered by both; paired randomization test, Holm-corrected"
+    )
     summ = cmp.by_slice(args.by, permutations=args.permutations) if args.by else cmp.summary
     cols = ["slice"] if args.by else []
-    print(_table(summ.select(*cols, "metric", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_holm",
-                             "improved", "regressed"), "table"))
+    print(
+        _table(
+            summ.select(
+                *cols,
+                "metric",
+                "n",
+                "baseline",
+                "candidate",
+                "delta",
+                "ci_low",
+                "ci_high",
+                "p_holm",
+                "improved",
+                "regressed",
+            ),
+            "table",
+        )
+    )
     counts = cmp.per_question.group_by("status").len().sort("status")
     print("questions: " + ", ".join(f"{r['status']} {r['len']}" for r in counts.iter_rows(named=True)))
     worst = cmp.per_question.filter(pl.col("status").is_in(["regressed", "mixed"])).head(args.top)
     if worst.height:
         print(f"\nmost regressed (top {worst.height}):")
-        print(_table(worst.select("qid", "status", "diagnosis", "worst_delta",
-                                  left=pl.col("left_top_k").list.join(" ")), "table"))
+        print(
+            _table(
+                worst.select(
+                    "qid", "status", "diagnosis", "worst_delta", left=pl.col("left_top_k").list.join(" ")
+                ),
+                "table",
+            )
+        )
     return EXIT_OK
 
 
@@ -176,8 +220,16 @@ def cmd_trec(args: argparse.Namespace) -> int:
 
     request = parse_trec_measures(args.measure)
     files = read_trec(args.qrels, args.run)
-    per_q, summary = trec_eval(files, request, level=args.level, complete=args.complete, per_query=args.query,
-                               limit=args.max_docs, num_docs=args.num_docs, fused_levels=args.fused_levels)
+    per_q, summary = trec_eval(
+        files,
+        request,
+        level=args.level,
+        complete=args.complete,
+        per_query=args.query,
+        limit=args.max_docs,
+        num_docs=args.num_docs,
+        fused_levels=args.fused_levels,
+    )
     if request.skipped:
         print(f"evalcore trec: not implemented, left out: {', '.join(request.skipped)}", file=sys.stderr)
     sys.stdout.write(format_rows((per_q if args.query else []) + ([] if args.nosummary else summary)))
@@ -213,14 +265,20 @@ def build_parser() -> argparse.ArgumentParser:
     fmt = {"choices": ["table", "json", "csv"], "default": "table"}
     s = sub.add_parser("metrics", help="means of every metric for one run, with 95%% CIs")
     s.add_argument("run", help="run folder (or a run id under $RAGTRIAGE_RUNS, default sample_runs)")
-    s.add_argument("--by", help="slice by a tag: type, topic, source, split, must_pass, answerable or any tag")
-    s.add_argument("-m", "--measure", dest="measures", action="append", help="retrieval measure, e.g. nDCG@10 (repeat)")
+    s.add_argument(
+        "--by", help="slice by a tag: type, topic, source, split, must_pass, answerable or any tag"
+    )
+    s.add_argument(
+        "-m", "--measure", dest="measures", action="append", help="retrieval measure, e.g. nDCG@10 (repeat)"
+    )
     s.add_argument("--format", **fmt)  # type: ignore[arg-type]
     s.add_argument("--per-question", action="store_true", help="one row per question instead of means")
     s.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples for the CIs")
     s.set_defaults(func=cmd_metrics)
 
-    s = sub.add_parser("compare", help="candidate vs baseline: deltas, CIs, paired tests, regressed questions")
+    s = sub.add_parser(
+        "compare", help="candidate vs baseline: deltas, CIs, paired tests, regressed questions"
+    )
     s.add_argument("baseline")
     s.add_argument("candidate")
     s.add_argument("--by", help="summarise per value of this tag")
@@ -232,7 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--top", type=int, default=15, help="how many regressed questions to list")
     s.set_defaults(func=cmd_compare)
 
-    s = sub.add_parser("gate", help="fail CI when the candidate regresses (exit 0 pass, 1 regression, 2 bad input)")
+    s = sub.add_parser(
+        "gate", help="fail CI when the candidate regresses (exit 0 pass, 1 regression, 2 bad input)"
+    )
     s.add_argument("--baseline", required=True)
     s.add_argument("--candidate", required=True)
     s.add_argument("--config", help="TOML policy (see docs/ci-gate.md)")
@@ -242,20 +302,35 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--permutations", type=int, default=10_000)
     s.set_defaults(func=cmd_gate)
 
-    s = sub.add_parser("trec", help="drop-in trec_eval: evalcore trec QRELS RUN [-q] [-c] [-l N] [-m MEASURE]")
+    s = sub.add_parser(
+        "trec", help="drop-in trec_eval: evalcore trec QRELS RUN [-q] [-c] [-l N] [-m MEASURE]"
+    )
     s.add_argument("qrels")
     s.add_argument("run")
     s.add_argument("-q", dest="query", action="store_true", help="print per-query values too")
-    s.add_argument("-c", dest="complete", action="store_true", help="average over all qrels queries (missing = 0)")
+    s.add_argument(
+        "-c", dest="complete", action="store_true", help="average over all qrels queries (missing = 0)"
+    )
     s.add_argument("-l", dest="level", type=int, default=1, help="relevance level (default 1)")
-    s.add_argument("-m", dest="measure", action="append",
-                   help="measure, e.g. P.5,10 / iprec_at_recall..1,.2 / utility.2,-1,0,0 / official / all_trec")
+    s.add_argument(
+        "-m",
+        dest="measure",
+        action="append",
+        help="measure, e.g. P.5,10 / iprec_at_recall..1,.2 / utility.2,-1,0,0 / official / all_trec",
+    )
     s.add_argument("-n", dest="nosummary", action="store_true", help="no summary (the 'all' rows)")
-    s.add_argument("-M", dest="max_docs", type=int, default=0, help="evaluate only the top M documents of each query")
-    s.add_argument("-N", dest="num_docs", type=int, default=0, help="documents in the collection (for utility)")
-    s.add_argument("--fused-levels", action="store_true",
-                   help="iprec_at_recall/11pt_avg as a trec_eval built with fused multiply-add (arm64) counts "
-                        "recall levels; the default is x86-64's (and pytrec_eval's)")
+    s.add_argument(
+        "-M", dest="max_docs", type=int, default=0, help="evaluate only the top M documents of each query"
+    )
+    s.add_argument(
+        "-N", dest="num_docs", type=int, default=0, help="documents in the collection (for utility)"
+    )
+    s.add_argument(
+        "--fused-levels",
+        action="store_true",
+        help="iprec_at_recall/11pt_avg as a trec_eval built with fused multiply-add (arm64) counts "
+        "recall levels; the default is x86-64's (and pytrec_eval's)",
+    )
     s.set_defaults(func=cmd_trec)
 
     s = sub.add_parser("import", help="convert TREC or Ragas files into a ragtriage test set + run")

@@ -46,7 +46,9 @@ class Comparison:
         row = self.per_question.filter(pl.col("qid") == qid)
         return row.row(0, named=True) if row.height else None
 
-    def by_slice(self, tag: str, *, metrics: Sequence[str] | None = None, permutations: int = 10_000) -> pl.DataFrame:
+    def by_slice(
+        self, tag: str, *, metrics: Sequence[str] | None = None, permutations: int = 10_000
+    ) -> pl.DataFrame:
         """The summary per value of ``tag``, Holm-corrected across every (slice, metric) tested."""
         chosen = list(metrics or self.metrics)
 
@@ -69,8 +71,10 @@ def incomparable(baseline: Run, candidate: Run) -> str | None:
     test set version, or the same qid could mean a different question or different labels."""
     if baseline.testset.sha256 == candidate.testset.sha256:
         return None
-    return (f"the runs answer different test set versions ({baseline.testset.version} vs "
-            f"{candidate.testset.version}); compare runs of one test set version")
+    return (
+        f"the runs answer different test set versions ({baseline.testset.version} vs "
+        f"{candidate.testset.version}); compare runs of one test set version"
+    )
 
 
 def _chunk_moves(base: Run, cand: Run, k: int) -> pl.DataFrame:
@@ -116,7 +120,9 @@ def compare(
         raise ValueError(problem)
     sb, sc = scores if scores is not None else (score_run(baseline, measures), score_run(candidate, measures))
     metrics = [m for m in metric_columns(sb) if m in sc.columns]
-    joined = sb.select("qid", *metrics).join(sc.select("qid", *metrics), on="qid", how="inner", suffix="_cand")
+    joined = sb.select("qid", *metrics).join(
+        sc.select("qid", *metrics), on="qid", how="inner", suffix="_cand"
+    )
     joined = joined.rename({m: f"{m}_base" for m in metrics}).with_columns(
         [(pl.col(f"{m}_cand") - pl.col(f"{m}_base")).alias(f"{m}_delta") for m in metrics]
     )
@@ -126,8 +132,12 @@ def compare(
         pl.col("entered_top_k").fill_null(pl.lit([], dtype=pl.List(pl.String))),
     )
     joined = _diagnose(joined, metrics)
-    joined = joined.join(baseline.testset.cases.select("qid", "must_pass", "answerable", "split"), on="qid", how="left")
-    summary = _summarise(joined.with_columns(slice=pl.lit("all")), metrics, group="slice", permutations=permutations)
+    joined = joined.join(
+        baseline.testset.cases.select("qid", "must_pass", "answerable", "split"), on="qid", how="left"
+    )
+    summary = _summarise(
+        joined.with_columns(slice=pl.lit("all")), metrics, group="slice", permutations=permutations
+    )
     return Comparison(
         baseline=baseline,
         candidate=candidate,
@@ -171,9 +181,12 @@ def _diagnose(df: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
         .otherwise(pl.lit("unchanged"))
     )
     diagnosis = (
-        pl.when(ret_down).then(pl.lit("retrieval"))
-        .when(gen_down).then(pl.lit("generation"))
-        .when(abst_down).then(pl.lit("abstention"))
+        pl.when(ret_down)
+        .then(pl.lit("retrieval"))
+        .when(gen_down)
+        .then(pl.lit("generation"))
+        .when(abst_down)
+        .then(pl.lit("abstention"))
         .otherwise(None)
     )
     return df.with_columns(status=status).with_columns(
@@ -212,10 +225,21 @@ def _summarise(df: pl.DataFrame, metrics: list[str], *, group: str, permutations
                 }
             )
     schema = {
-        group: pl.String, "metric": pl.String, "n": pl.Int64, "baseline": pl.Float64, "candidate": pl.Float64,
-        "delta": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "p": pl.Float64,
-        "better": pl.Float64, "improved": pl.Int64, "regressed": pl.Int64, "small": pl.Boolean,
-        "higher_is_better": pl.Boolean, "direction": pl.String,
+        group: pl.String,
+        "metric": pl.String,
+        "n": pl.Int64,
+        "baseline": pl.Float64,
+        "candidate": pl.Float64,
+        "delta": pl.Float64,
+        "ci_low": pl.Float64,
+        "ci_high": pl.Float64,
+        "p": pl.Float64,
+        "better": pl.Float64,
+        "improved": pl.Int64,
+        "regressed": pl.Int64,
+        "small": pl.Boolean,
+        "higher_is_better": pl.Boolean,
+        "direction": pl.String,
     }
     out = pl.DataFrame(rows, schema=schema)
     tested = out["p"].is_not_null()
@@ -246,7 +270,9 @@ def filter_questions(
         df = df.filter(pl.col("status").is_in(list(status)))
     if tag is not None:
         key, value = tag
-        ids = cmp.baseline.testset.tags.filter((pl.col("tag") == key) & (pl.col("value") == value)).select("qid")
+        ids = cmp.baseline.testset.tags.filter((pl.col("tag") == key) & (pl.col("value") == value)).select(
+            "qid"
+        )
         df = df.join(ids, on="qid", how="semi")
     if must_pass_only:
         df = df.filter(pl.col("must_pass"))

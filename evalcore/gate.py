@@ -79,7 +79,9 @@ class GatePolicy:
             raise ValueError(msg) from None
         gate = data.get("gate", {})
         unknown = set(data) - {"gate", "metrics"}
-        unknown |= {f"gate.{k}" for k in set(gate) - {"require_significance", "alpha", "k", "must_pass_metrics"}}
+        unknown |= {
+            f"gate.{k}" for k in set(gate) - {"require_significance", "alpha", "k", "must_pass_metrics"}
+        }
         if unknown:
             msg = f"{path}: unknown key(s) {', '.join(sorted(unknown))}; see docs/ci-gate.md"
             raise ValueError(msg)
@@ -88,7 +90,7 @@ class GatePolicy:
         for name, spec in data.get("metrics", {}).items():
             _check_metric(path, f"metrics.{name}", name)
             if not isinstance(spec, dict) or set(spec) - {"max_drop", "severity"}:
-                msg = f"{path}: [metrics.\"{name}\"] takes max_drop and severity"
+                msg = f'{path}: [metrics."{name}"] takes max_drop and severity'
                 raise ValueError(msg)
             drop = spec.get("max_drop", rules[name].max_drop if name in rules else 0.0)
             sev = spec.get("severity", "fail")
@@ -96,7 +98,7 @@ class GatePolicy:
                 msg = f"{path}: metrics.{name}.max_drop must be a number >= 0, found {drop!r}"
                 raise ValueError(msg)
             if sev not in ("fail", "warn"):
-                msg = f"{path}: metrics.{name}.severity must be \"fail\" or \"warn\", found {sev!r}"
+                msg = f'{path}: metrics.{name}.severity must be "fail" or "warn", found {sev!r}'
                 raise ValueError(msg)
             rules[name] = MetricRule(name, float(drop), sev)
         must = tuple(gate.get("must_pass_metrics", base.must_pass_metrics))
@@ -118,8 +120,10 @@ def _check_metric(path: Path, key: str, name: str) -> None:
         msg = f"{path}: {key}: {exc}"
         raise ValueError(msg) from None
     if info.higher_is_better is None:
-        msg = (f"{path}: {key}: {name} has no better direction (a rise or a fall can each be a problem), "
-               "so it cannot be gated; gate abstention or false_refusal instead")
+        msg = (
+            f"{path}: {key}: {name} has no better direction (a rise or a fall can each be a problem), "
+            "so it cannot be gated; gate abstention or false_refusal instead"
+        )
         raise ValueError(msg)
 
 
@@ -142,8 +146,15 @@ def run_gate(cmp: Comparison, policy: GatePolicy) -> GateResult:
     for rule in policy.rules:
         row = summary.get(rule.metric)
         if row is None or row["n"] == 0:
-            checks.append({"metric": rule.metric, "status": "skipped", "severity": rule.severity,
-                           "reason": "no question has this metric in both runs", "max_drop": rule.max_drop})
+            checks.append(
+                {
+                    "metric": rule.metric,
+                    "status": "skipped",
+                    "severity": rule.severity,
+                    "reason": "no question has this metric in both runs",
+                    "max_drop": rule.max_drop,
+                }
+            )
             continue
         better = metric_info(rule.metric).better(row["delta"])
         drop = -better if better is not None else 0.0
@@ -151,14 +162,28 @@ def run_gate(cmp: Comparison, policy: GatePolicy) -> GateResult:
         significant = row["p_holm"] is not None and row["p_holm"] < policy.alpha
         failed = over and (significant or not policy.require_significance)
         status = "pass" if not failed else ("fail" if rule.severity == "fail" else "warn")
-        checks.append({
-            "metric": rule.metric, "status": status, "severity": rule.severity, "baseline": row["baseline"],
-            "candidate": row["candidate"], "delta": row["delta"], "drop": drop, "max_drop": rule.max_drop,
-            "ci_low": row["ci_low"], "ci_high": row["ci_high"], "p_holm": row["p_holm"], "n": row["n"],
-            "reason": (f"dropped {drop:.4f} > tolerance {rule.max_drop:.4f}"
-                       + ("" if significant or not policy.require_significance else " (not significant)")
-                       if over else f"within tolerance {rule.max_drop:.4f}"),
-        })
+        checks.append(
+            {
+                "metric": rule.metric,
+                "status": status,
+                "severity": rule.severity,
+                "baseline": row["baseline"],
+                "candidate": row["candidate"],
+                "delta": row["delta"],
+                "drop": drop,
+                "max_drop": rule.max_drop,
+                "ci_low": row["ci_low"],
+                "ci_high": row["ci_high"],
+                "p_holm": row["p_holm"],
+                "n": row["n"],
+                "reason": (
+                    f"dropped {drop:.4f} > tolerance {rule.max_drop:.4f}"
+                    + ("" if significant or not policy.require_significance else " (not significant)")
+                    if over
+                    else f"within tolerance {rule.max_drop:.4f}"
+                ),
+            }
+        )
     must = []
     pq = cmp.per_question.filter(pl.col("must_pass"))
     for r in pq.sort("qid").iter_rows(named=True):
@@ -172,8 +197,14 @@ def run_gate(cmp: Comparison, policy: GatePolicy) -> GateResult:
             reasons.append(f"labeled chunk(s) left the top {cmp.k}: {', '.join(r['left_top_k'])}")
         if not r["answerable"] and r.get("abstention_base") == 1 and r.get("abstention_cand") == 0:
             reasons.insert(0, "unanswerable question stopped abstaining")
-        must.append({"qid": r["qid"], "status": "fail" if reasons else "pass", "reasons": reasons,
-                     "diagnosis": r["diagnosis"]})
+        must.append(
+            {
+                "qid": r["qid"],
+                "status": "fail" if reasons else "pass",
+                "reasons": reasons,
+                "diagnosis": r["diagnosis"],
+            }
+        )
     passed = all(c["status"] != "fail" for c in checks) and all(m["status"] == "pass" for m in must)
     return GateResult(passed=passed, checks=checks, must_pass=must, comparison=cmp)
 
@@ -205,17 +236,29 @@ def markdown_report(res: GateResult) -> str:
             f"{icon[c['status']]} {c['status']} |"
         )
     failed_must = [m for m in res.must_pass if m["status"] == "fail"]
-    lines += ["", f"**Must-pass questions:** {len(res.must_pass) - len(failed_must)} of {len(res.must_pass)} held."]
+    lines += [
+        "",
+        f"**Must-pass questions:** {len(res.must_pass) - len(failed_must)} of {len(res.must_pass)} held.",
+    ]
     if failed_must:
         lines += ["", "| question | diagnosis | what regressed |", "|---|---|---|"]
-        lines += [f"| `{m['qid']}` | {m['diagnosis'] or '–'} | {'; '.join(m['reasons'])} |" for m in failed_must]
+        lines += [
+            f"| `{m['qid']}` | {m['diagnosis'] or '–'} | {'; '.join(m['reasons'])} |" for m in failed_must
+        ]
     worst = cmp.per_question.filter(pl.col("status").is_in(["regressed", "mixed"])).head(10)
     if worst.height:
-        lines += ["", f"**Most regressed questions** ({worst.height} shown):", "",
-                  "| question | diagnosis | worst Δ | labeled chunks that left the top k |", "|---|---|---:|---|"]
+        lines += [
+            "",
+            f"**Most regressed questions** ({worst.height} shown):",
+            "",
+            "| question | diagnosis | worst Δ | labeled chunks that left the top k |",
+            "|---|---|---:|---|",
+        ]
         for r in worst.iter_rows(named=True):
-            lines.append(f"| `{r['qid']}` | {r['diagnosis'] or '–'} | {_fmt(r['worst_delta'], 3)} | "
-                         f"{', '.join(r['left_top_k']) or '–'} |")
+            lines.append(
+                f"| `{r['qid']}` | {r['diagnosis'] or '–'} | {_fmt(r['worst_delta'], 3)} | "
+                f"{', '.join(r['left_top_k']) or '–'} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -228,14 +271,22 @@ def junit_report(res: GateResult) -> str:
             body = f"<failure message={quoteattr(c['reason'])}/>"
         elif c["status"] in ("skipped", "warn"):
             body = f"<skipped message={quoteattr(c['status'] + ': ' + c['reason'])}/>"
-        cases.append(f'  <testcase classname="ragtriage.metrics" name={quoteattr(c["metric"])}>{body}</testcase>')
+        cases.append(
+            f'  <testcase classname="ragtriage.metrics" name={quoteattr(c["metric"])}>{body}</testcase>'
+        )
     for m in res.must_pass:
         body = f"<failure message={quoteattr('; '.join(m['reasons']))}/>" if m["status"] == "fail" else ""
-        cases.append(f'  <testcase classname="ragtriage.must_pass" name={quoteattr(m["qid"])}>{body}</testcase>')
-    failures = sum(c["status"] == "fail" for c in res.checks) + sum(m["status"] == "fail" for m in res.must_pass)
+        cases.append(
+            f'  <testcase classname="ragtriage.must_pass" name={quoteattr(m["qid"])}>{body}</testcase>'
+        )
+    failures = sum(c["status"] == "fail" for c in res.checks) + sum(
+        m["status"] == "fail" for m in res.must_pass
+    )
     skipped = sum(c["status"] in ("skipped", "warn") for c in res.checks)
-    head = (f'<testsuite name="ragtriage gate" tests="{len(cases)}" failures="{failures}" '
-            f'skipped="{skipped}" errors="0">')
+    head = (
+        f'<testsuite name="ragtriage gate" tests="{len(cases)}" failures="{failures}" '
+        f'skipped="{skipped}" errors="0">'
+    )
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + head + "\n" + "\n".join(cases) + "\n</testsuite>\n"
 
 
@@ -252,5 +303,12 @@ def write_per_question(res: GateResult, path: str | Path) -> None:
         ).write_csv(path)
 
 
-__all__ = ["GatePolicy", "GateResult", "MetricRule", "junit_report", "markdown_report", "run_gate",
-           "write_per_question"]
+__all__ = [
+    "GatePolicy",
+    "GateResult",
+    "MetricRule",
+    "junit_report",
+    "markdown_report",
+    "run_gate",
+    "write_per_question",
+]

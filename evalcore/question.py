@@ -24,7 +24,9 @@ class QuestionDetail:
     qid: str
     case: dict[str, Any]  # the test case: question, reference answer, tags, split, must_pass
     labels: dict[str, int]  # chunk id -> grade
-    chunks: pl.DataFrame  # rank, chunk_id, doc_id, score, text, grade (null = unlabeled), in_top_k, in_context
+    chunks: (
+        pl.DataFrame
+    )  # rank, chunk_id, doc_id, score, text, grade (null = unlabeled), in_top_k, in_context
     missing_labeled: list[str]  # labeled relevant chunks not in the top k
     answer: str | None
     abstained: bool | None
@@ -47,7 +49,9 @@ def question_detail(run: Run, qid: str, *, k: int = 5) -> QuestionDetail | None:
         .with_columns(
             grade=pl.col("chunk_id").replace_strict(labels, default=None, return_dtype=pl.Int64),
             in_top_k=pl.col("rank") <= k,
-            in_context=pl.lit(True) if run.manifest.context_k is None else pl.col("rank") <= run.manifest.context_k,
+            in_context=pl.lit(True)
+            if run.manifest.context_k is None
+            else pl.col("rank") <= run.manifest.context_k,
         )
         .sort("rank")
         .select("rank", "chunk_id", "doc_id", "score", "text", "grade", "in_top_k", "in_context")
@@ -58,19 +62,43 @@ def question_detail(run: Run, qid: str, *, k: int = 5) -> QuestionDetail | None:
     claims = check_quotes(run.claims.filter(pl.col("qid") == qid), context).sort("claim_idx")
     row = res.row(0, named=True)
     tags = run.testset.tags.filter(pl.col("qid") == qid)
-    case["tags"] = {t: [v for tt, v in tags.select("tag", "value").iter_rows() if tt == t]
-                    for t in dict.fromkeys(tags["tag"].to_list())}
+    case["tags"] = {
+        t: [v for tt, v in tags.select("tag", "value").iter_rows() if tt == t]
+        for t in dict.fromkeys(tags["tag"].to_list())
+    }
     return QuestionDetail(
-        run_id=run.run_id, qid=qid, case=case, labels=labels, chunks=ranked, missing_labeled=missing,
-        answer=row["answer"], abstained=row["abstained"],
-        claims=claims.select("claim", "verdict", "quote", "chunk_id", "quote_found", "quote_match", "quote_chunk"),
-        result={k_: row[k_] for k_ in ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "error",
-                                       "correctness", "relevance", "abstained_inferred")},
+        run_id=run.run_id,
+        qid=qid,
+        case=case,
+        labels=labels,
+        chunks=ranked,
+        missing_labeled=missing,
+        answer=row["answer"],
+        abstained=row["abstained"],
+        claims=claims.select(
+            "claim", "verdict", "quote", "chunk_id", "quote_found", "quote_match", "quote_chunk"
+        ),
+        result={
+            k_: row[k_]
+            for k_ in (
+                "latency_ms",
+                "input_tokens",
+                "output_tokens",
+                "cost_usd",
+                "error",
+                "correctness",
+                "relevance",
+                "abstained_inferred",
+            )
+        },
     )
 
 
 def question_across_runs(
-    runs: Iterable[Run], qid: str, scores: dict[str, pl.DataFrame], metrics: Iterable[str] | None = None,
+    runs: Iterable[Run],
+    qid: str,
+    scores: dict[str, pl.DataFrame],
+    metrics: Iterable[str] | None = None,
 ) -> pl.DataFrame:
     """One row per run that answered ``qid`` (in creation order): run id, label, created, every metric.
 
@@ -81,8 +109,14 @@ def question_across_runs(
         full = scores[run.run_id]
         s = full.filter(pl.col("qid") == qid)
         if s.height:
-            rows.append({"run_id": run.run_id, "label": run.label, "created": run.manifest.created,
-                         **{k: v for k, v in s.row(0, named=True).items() if k != "qid"}})
+            rows.append(
+                {
+                    "run_id": run.run_id,
+                    "label": run.label,
+                    "created": run.manifest.created,
+                    **{k: v for k, v in s.row(0, named=True).items() if k != "qid"},
+                }
+            )
     df = pl.DataFrame(rows) if rows else pl.DataFrame(schema={"run_id": pl.String})
     if metrics is not None and rows:
         df = df.select("run_id", "label", "created", *[m for m in metrics if m in df.columns])

@@ -24,7 +24,9 @@ from evalcore.runs.testset import LABELED, TestSet
 from evalcore.stats import SMALL_SLICE, bootstrap_ci
 
 
-def score_run(run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *, cache: bool = True) -> pl.DataFrame:
+def score_run(
+    run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *, cache: bool = True
+) -> pl.DataFrame:
     """Per-question scores of ``run``: ``qid``, every retrieval measure (null on unanswerable
     questions and on answerable ones with no labeled chunk), the generation metrics (null where not
     applicable), ``unverified_quotes``, and any imported external score as ``ext:<name>``.
@@ -40,8 +42,9 @@ def score_run(run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *,
     return cached_frame("scores", key, lambda: _score(run, ms))
 
 
-def score_runs(runs: Iterable[Run], measures: Iterable[Measure | str] = DEFAULT_MEASURES, *,
-               workers: int | None = None) -> dict[str, pl.DataFrame]:
+def score_runs(
+    runs: Iterable[Run], measures: Iterable[Measure | str] = DEFAULT_MEASURES, *, workers: int | None = None
+) -> dict[str, pl.DataFrame]:
     """:func:`score_run` for each run (run id -> scores), a few runs at a time on threads: polars and
     the retrieval kernel release the GIL, so on 2 cores 20 runs score in ~2/3 of the time."""
     todo = list(runs)
@@ -51,7 +54,9 @@ def score_runs(runs: Iterable[Run], measures: Iterable[Measure | str] = DEFAULT_
         fresh = {r.run_id: score_run(r, ms) for r in todo}
     else:
         with ThreadPoolExecutor(workers, thread_name_prefix="evalcore-score") as pool:
-            fresh = dict(zip([r.run_id for r in todo], pool.map(lambda r: score_run(r, ms), todo), strict=True))
+            fresh = dict(
+                zip([r.run_id for r in todo], pool.map(lambda r: score_run(r, ms), todo), strict=True)
+            )
     return fresh
 
 
@@ -121,14 +126,20 @@ def summarize(
                 }
             )
     schema = {
-        "slice": pl.String, "metric": pl.String, "n": pl.Int64, "mean": pl.Float64,
-        "ci_low": pl.Float64, "ci_high": pl.Float64, "small": pl.Boolean,
+        "slice": pl.String,
+        "metric": pl.String,
+        "n": pl.Int64,
+        "mean": pl.Float64,
+        "ci_low": pl.Float64,
+        "ci_high": pl.Float64,
+        "small": pl.Boolean,
     }
     return pl.DataFrame(rows, schema=schema).sort("slice", maintain_order=True)
 
 
-def trend(runs: Sequence[Run], metrics: Sequence[str], scores: dict[str, pl.DataFrame], *,
-          resamples: int = 1000) -> pl.DataFrame:
+def trend(
+    runs: Sequence[Run], metrics: Sequence[str], scores: dict[str, pl.DataFrame], *, resamples: int = 1000
+) -> pl.DataFrame:
     """Mean of each metric per run, in creation order, with bootstrap CIs: for a chart over time.
 
     ``scores`` holds each run's per-question scores (:func:`score_runs`). Returns
@@ -142,10 +153,26 @@ def trend(runs: Sequence[Run], metrics: Sequence[str], scores: dict[str, pl.Data
                 continue
             vals = s[m].drop_nulls().to_numpy()
             lo, hi = bootstrap_ci(vals, resamples=resamples)
-            rows.append({"run_id": run.run_id, "label": run.label, "created": run.manifest.created, "metric": m,
-                         "n": int(vals.size), "mean": float(vals.mean()) if vals.size else None,
-                         "ci_low": lo if vals.size else None, "ci_high": hi if vals.size else None})
+            rows.append(
+                {
+                    "run_id": run.run_id,
+                    "label": run.label,
+                    "created": run.manifest.created,
+                    "metric": m,
+                    "n": int(vals.size),
+                    "mean": float(vals.mean()) if vals.size else None,
+                    "ci_low": lo if vals.size else None,
+                    "ci_high": hi if vals.size else None,
+                }
+            )
     schema: dict[str, pl.DataType | type[pl.DataType]] = {
-              "run_id": pl.String, "label": pl.String, "created": pl.Datetime("us", "UTC"), "metric": pl.String,
-              "n": pl.Int64, "mean": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64}
+        "run_id": pl.String,
+        "label": pl.String,
+        "created": pl.Datetime("us", "UTC"),
+        "metric": pl.String,
+        "n": pl.Int64,
+        "mean": pl.Float64,
+        "ci_low": pl.Float64,
+        "ci_high": pl.Float64,
+    }
     return pl.DataFrame(rows, schema=schema)

@@ -57,44 +57,59 @@ class Request:
 
 
 # trec_eval 9's measures, in the order it prints them.
-SPECS: dict[str, TrecSpec] = {s.name: s for s in [
-    TrecSpec("runid", per_query=False),
-    TrecSpec("num_q", per_query=False, integer=True),
-    TrecSpec("num_ret", integer=True),
-    TrecSpec("num_rel", integer=True),
-    TrecSpec("num_rel_ret", integer=True),
-    TrecSpec("map"),
-    TrecSpec("gm_map", per_query=False, geometric=True),
-    TrecSpec("Rprec"),
-    TrecSpec("bpref"),
-    TrecSpec("recip_rank"),
-    TrecSpec("iprec_at_recall", "levels", RECALL_LEVELS),
-    TrecSpec("P", "cuts", CUTS),
-    TrecSpec("relstring", "length", (10,), summary=False),
-    TrecSpec("recall", "cuts", CUTS),
-    TrecSpec("infAP"),
-    TrecSpec("gm_bpref", per_query=False, geometric=True),
-    TrecSpec("Rprec_mult", "levels", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
-    TrecSpec("utility", "values", (1.0, -1.0, 0.0, 0.0)),
-    TrecSpec("11pt_avg", "values", RECALL_LEVELS),
-    TrecSpec("binG"),
-    TrecSpec("G"),
-    TrecSpec("ndcg"),
-    TrecSpec("ndcg_rel"),
-    TrecSpec("Rndcg"),
-    TrecSpec("ndcg_cut", "cuts", CUTS),
-    TrecSpec("map_cut", "cuts", CUTS),
-    TrecSpec("relative_P", "cuts", CUTS),
-    TrecSpec("success", "cuts", (1, 5, 10)),
-    TrecSpec("set_P"),
-    TrecSpec("set_relative_P"),
-    TrecSpec("set_recall"),
-    TrecSpec("set_map"),
-    TrecSpec("set_F", "values", (1.0,)),
-    TrecSpec("num_nonrel_judged_ret", integer=True),
-]}
-OFFICIAL = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-            "iprec_at_recall", "P"]
+SPECS: dict[str, TrecSpec] = {
+    s.name: s
+    for s in [
+        TrecSpec("runid", per_query=False),
+        TrecSpec("num_q", per_query=False, integer=True),
+        TrecSpec("num_ret", integer=True),
+        TrecSpec("num_rel", integer=True),
+        TrecSpec("num_rel_ret", integer=True),
+        TrecSpec("map"),
+        TrecSpec("gm_map", per_query=False, geometric=True),
+        TrecSpec("Rprec"),
+        TrecSpec("bpref"),
+        TrecSpec("recip_rank"),
+        TrecSpec("iprec_at_recall", "levels", RECALL_LEVELS),
+        TrecSpec("P", "cuts", CUTS),
+        TrecSpec("relstring", "length", (10,), summary=False),
+        TrecSpec("recall", "cuts", CUTS),
+        TrecSpec("infAP"),
+        TrecSpec("gm_bpref", per_query=False, geometric=True),
+        TrecSpec("Rprec_mult", "levels", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+        TrecSpec("utility", "values", (1.0, -1.0, 0.0, 0.0)),
+        TrecSpec("11pt_avg", "values", RECALL_LEVELS),
+        TrecSpec("binG"),
+        TrecSpec("G"),
+        TrecSpec("ndcg"),
+        TrecSpec("ndcg_rel"),
+        TrecSpec("Rndcg"),
+        TrecSpec("ndcg_cut", "cuts", CUTS),
+        TrecSpec("map_cut", "cuts", CUTS),
+        TrecSpec("relative_P", "cuts", CUTS),
+        TrecSpec("success", "cuts", (1, 5, 10)),
+        TrecSpec("set_P"),
+        TrecSpec("set_relative_P"),
+        TrecSpec("set_recall"),
+        TrecSpec("set_map"),
+        TrecSpec("set_F", "values", (1.0,)),
+        TrecSpec("num_nonrel_judged_ret", integer=True),
+    ]
+}
+OFFICIAL = [
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+]
 ALL_TREC = list(SPECS)
 # Gain-based measures whose trec_eval code (m_G.c, m_binG.c, m_ndcg_rel.c, m_Rndcg.c) is not ported yet.
 NOT_IMPLEMENTED = {"binG", "G", "ndcg_rel", "Rndcg"}
@@ -114,10 +129,14 @@ def parse_trec_measures(args: list[str] | None) -> Request:
             continue
         spec = SPECS.get(base)
         if spec is None:
-            msg = f"unknown measure {base!r}; trec_eval's measures: {', '.join(SPECS)} (or official, all_trec)"
+            msg = (
+                f"unknown measure {base!r}; trec_eval's measures: {', '.join(SPECS)} (or official, all_trec)"
+            )
             raise ValueError(msg)
         if base in NOT_IMPLEMENTED:
-            msg = f"measure {base!r} is not implemented by evalcore trec yet (gain-based; see docs/metrics.md)"
+            msg = (
+                f"measure {base!r} is not implemented by evalcore trec yet (gain-based; see docs/metrics.md)"
+            )
             raise ValueError(msg)
         if not dot:
             req.measures[base] = None
@@ -201,18 +220,31 @@ def trec_eval(
         if name not in wanted:
             continue
         cols: list[_Column] = []
-        simple = {"map": Measure("AP", None, level), "gm_map": Measure("AP", None, level),
-                  "Rprec": Measure("Rprec", None, level), "bpref": Measure("bpref", None, level),
-                  "gm_bpref": Measure("bpref", None, level), "recip_rank": Measure("RR", None, level),
-                  "infAP": Measure("infAP", None, level), "ndcg": Measure("nDCG"),
-                  "num_nonrel_judged_ret": Measure("nonrel_judged_ret", None, level)}
+        simple = {
+            "map": Measure("AP", None, level),
+            "gm_map": Measure("AP", None, level),
+            "Rprec": Measure("Rprec", None, level),
+            "bpref": Measure("bpref", None, level),
+            "gm_bpref": Measure("bpref", None, level),
+            "recip_rank": Measure("RR", None, level),
+            "infAP": Measure("infAP", None, level),
+            "ndcg": Measure("nDCG"),
+            "num_nonrel_judged_ret": Measure("nonrel_judged_ret", None, level),
+        }
         if name in ("num_ret", "num_rel", "num_rel_ret"):
             cols.append(_Column(name, key=name, integer=True))
         elif name in simple:
             key = need(name if name not in ("gm_map", "gm_bpref") else name[3:], simple[name])
             cols.append(_Column(name, key=key, integer=spec.integer))
         elif name in ("P", "recall", "ndcg_cut", "map_cut", "relative_P", "success"):
-            ours = {"P": "P", "recall": "R", "ndcg_cut": "nDCG", "map_cut": "AP", "relative_P": "relP", "success": "hit"}
+            ours = {
+                "P": "P",
+                "recall": "R",
+                "ndcg_cut": "nDCG",
+                "map_cut": "AP",
+                "relative_P": "relP",
+                "success": "hit",
+            }
             for cut in params(name):
                 m = Measure(ours[name], int(cut), level if name != "ndcg_cut" else 1)
                 key = need(f"{name}_{int(cut)}", m)
@@ -234,22 +266,29 @@ def trec_eval(
             printed = name if name not in request.raw else f"{name}_{request.raw[name]}"
             cols.append(_Column(printed, derive=_utility(params(name), num_docs)))
         elif name.startswith("set_"):
-            cols.append(_Column(name, derive=_set_measure(name, params("set_F")[0] if name == "set_F" else 1.0)))
+            cols.append(
+                _Column(name, derive=_set_measure(name, params("set_F")[0] if name == "set_F" else 1.0))
+            )
         columns.append((name, cols))
 
     ms = list(dict.fromkeys(measures.values()))
     vals = evaluate(files.run, files.qrels, ms, qids=qids, limit=limit)  # qids in byte order
     by_measure = {str(m): vals[str(m)].to_list() for m in ms}
     v = {key: by_measure[str(m)] for key, m in measures.items()}
-    computed = {col.printed: (col.values(v), col.integer or SPECS[name].integer)
-                for name, cols in columns for col in cols}
+    computed = {
+        col.printed: (col.values(v), col.integer or SPECS[name].integer)
+        for name, cols in columns
+        for col in cols
+    }
 
     n_eval = len(qids)
     all_q = files.qrels["qid"].n_unique()
     n_avg = all_q if complete else n_eval
     rows: list[Row] = []
     if per_query:
-        strings = _relstrings(files, qids, int(params("relstring")[0]), limit) if "relstring" in wanted else {}
+        strings = (
+            _relstrings(files, qids, int(params("relstring")[0]), limit) if "relstring" in wanted else {}
+        )
         for i, q in enumerate(qids):
             for name, cols in columns:
                 spec = SPECS[name]
@@ -273,7 +312,9 @@ def trec_eval(
             summary.append(("num_q", "all", n_avg))
         elif spec.geometric:
             values = computed[name][0]
-            logs = sum(math.log(max(x, MIN_GEO_MEAN)) for x in values) + (n_avg - n_eval) * math.log(MIN_GEO_MEAN)
+            logs = sum(math.log(max(x, MIN_GEO_MEAN)) for x in values) + (n_avg - n_eval) * math.log(
+                MIN_GEO_MEAN
+            )
             summary.append((name, "all", math.exp(logs / n_avg) if n_avg else 0.0))
         else:
             for col in cols:
@@ -281,7 +322,9 @@ def trec_eval(
                 total = sum(values)  # in qid order, one value after another, as trec_eval sums
                 if name == "num_rel" and complete:
                     total += _missing_relevant(files, set(qids), level)
-                summary.append((col.printed, "all", int(total) if is_int else (total / n_avg if n_avg else 0.0)))
+                summary.append(
+                    (col.printed, "all", int(total) if is_int else (total / n_avg if n_avg else 0.0))
+                )
     return rows, summary
 
 
@@ -291,22 +334,29 @@ def _counts(v: dict[str, list[float]]) -> zip[tuple[float, float, float]]:
 
 def _average_of(keys: list[str]) -> Callable[[dict[str, list[float]]], list[float]]:
     """The mean of several per-query columns, summed from the last down (as m_11pt_avg.c sums)."""
+
     def derive(v: dict[str, list[float]]) -> list[float]:
         return [sum(v[k][i] for k in reversed(keys)) / len(keys) for i in range(len(v[keys[0]]))]
+
     return derive
 
 
 def _utility(p: tuple[float, ...], num_docs: int) -> Callable[[dict[str, list[float]]], list[float]]:
     """m_utility.c: p1 relevant retrieved + p2 non-relevant retrieved + p3 relevant missed + p4 the rest."""
+
     def derive(v: dict[str, list[float]]) -> list[float]:
-        return [p[0] * rr + p[1] * (ret - rr) + p[2] * (rel - rr) + p[3] * (num_docs + rr - ret - rel)
-                for ret, rel, rr in _counts(v)]
+        return [
+            p[0] * rr + p[1] * (ret - rr) + p[2] * (rel - rr) + p[3] * (num_docs + rr - ret - rel)
+            for ret, rel, rr in _counts(v)
+        ]
+
     return derive
 
 
 def _set_measure(name: str, beta: float) -> Callable[[dict[str, list[float]]], list[float]]:
     def derive(v: dict[str, list[float]]) -> list[float]:
         return [_set_value(name, ret, rel, rr, beta) for ret, rel, rr in _counts(v)]
+
     return derive
 
 
@@ -339,11 +389,20 @@ def _relstrings(files: TrecFiles, qids: list[str], length: int, limit: int) -> d
     ranked = (
         rank(files.run.filter(pl.col("qid").is_in(qids)).with_columns(pl.col("chunk_id").cast(pl.String)))
         .filter(pl.col("rank") <= depth)
-        .join(files.qrels.lazy().with_columns(pl.col("chunk_id").cast(pl.String)), on=["qid", "chunk_id"], how="left")
-        .with_columns(c=pl.when(pl.col("rel").is_null()).then(pl.lit("-"))
-                      .when(pl.col("rel") > 9).then(pl.lit(">"))
-                      .when(pl.col("rel") >= 0).then(pl.col("rel").cast(pl.String))
-                      .otherwise(pl.lit(".")))
+        .join(
+            files.qrels.lazy().with_columns(pl.col("chunk_id").cast(pl.String)),
+            on=["qid", "chunk_id"],
+            how="left",
+        )
+        .with_columns(
+            c=pl.when(pl.col("rel").is_null())
+            .then(pl.lit("-"))
+            .when(pl.col("rel") > 9)
+            .then(pl.lit(">"))
+            .when(pl.col("rel") >= 0)
+            .then(pl.col("rel").cast(pl.String))
+            .otherwise(pl.lit("."))
+        )
         .sort("qid", "rank")
         .group_by("qid", maintain_order=True)
         .agg(pl.col("c").str.join(""))

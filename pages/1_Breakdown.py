@@ -22,13 +22,26 @@ runs = frame.result.runs
 last = runs[frame.run_ids[-1]]
 tags = last.testset.tag_names()
 
-complain(BreakdownView.seed({"run": lambda v: v in runs, "vs": lambda v: v in runs, "by": lambda v: v in tags,
-                             "chart": lambda v: v in CHARTS}, run=frame.run_ids[-1]))
+complain(
+    BreakdownView.seed(
+        {
+            "run": lambda v: v in runs,
+            "vs": lambda v: v in runs,
+            "by": lambda v: v in tags,
+            "chart": lambda v: v in CHARTS,
+        },
+        run=frame.run_ids[-1],
+    )
+)
 
 c1, c2, c3 = st.columns(3)
 run_id = c1.selectbox("Run", frame.run_ids, key="bd_run", format_func=frame.label)
-vs = c2.selectbox("Compare against (baseline)", [None, *[r for r in frame.run_ids if r != run_id]], key="bd_vs",
-                  format_func=lambda r: "— one run only —" if r is None else frame.label(r))
+vs = c2.selectbox(
+    "Compare against (baseline)",
+    [None, *[r for r in frame.run_ids if r != run_id]],
+    key="bd_vs",
+    format_func=lambda r: "— one run only —" if r is None else frame.label(r),
+)
 by = c3.selectbox("Slice by", tags, key="bd_by")
 run = runs[run_id]
 
@@ -46,8 +59,10 @@ if "bd_metrics" in st.session_state:
 st.session_state.setdefault("bd_metrics", all_metrics)
 metrics = st.multiselect("Metrics", all_metrics, key="bd_metrics")
 bars_shown = st.session_state.get("bd_chart") == "bars"
-BreakdownView.from_state(metric=metrics if metrics != all_metrics else [],
-                         bar=st.session_state.get("bd_focus") if bars_shown else None).publish()
+BreakdownView.from_state(
+    metric=metrics if metrics != all_metrics else [],
+    bar=st.session_state.get("bd_focus") if bars_shown else None,
+).publish()
 table = table.filter(pl.col("metric").is_in(metrics))
 if table.height == 0:
     st.info("Pick at least one metric.")
@@ -58,23 +73,44 @@ if held:
     st.caption(f"Aggregates include {held} held-out question(s). Slice by `split` to see them apart.")
 
 if vs is None:
-    st.caption(f"**{md_escape(frame.label(run_id))}** — mean per question with bootstrap 95% CI; n per cell; "
-               "† marks a slice of fewer than 30 questions (its mean is unreliable).")
+    st.caption(
+        f"**{md_escape(frame.label(run_id))}** — mean per question with bootstrap 95% CI; n per cell; "
+        "† marks a slice of fewer than 30 questions (its mean is unreliable)."
+    )
+
     def _keep_a_chart() -> None:  # clicking the selected segment would otherwise select nothing
         if st.session_state.get("bd_chart") is None:
             st.session_state["bd_chart"] = st.session_state.get("_bd_chart_last", "heatmap")
 
-    chart = st.segmented_control("Chart", list(CHARTS), key="bd_chart", format_func=lambda c: CHARTS[c],
-                                 on_change=_keep_a_chart) or "heatmap"
+    chart = (
+        st.segmented_control(
+            "Chart", list(CHARTS), key="bd_chart", format_func=lambda c: CHARTS[c], on_change=_keep_a_chart
+        )
+        or "heatmap"
+    )
     st.session_state["_bd_chart_last"] = chart
     if chart == "heatmap":
         grid = tables.mean_grid(table, metrics)
-        fig = go.Figure(go.Heatmap(
-            z=grid.z, x=plot_texts(grid.metrics), y=plot_texts(grid.slices), zmin=grid.zmin, zmax=grid.zmax,
-            colorscale="Blues", text=grid.text, texttemplate="%{text}",
-            hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>", colorbar={"title": "mean"},
-        ))
-        fig.update_layout(height=120 + 62 * len(slices), margin={"t": 10, "b": 10}, yaxis_autorange="reversed", xaxis_side="top")
+        fig = go.Figure(
+            go.Heatmap(
+                z=grid.z,
+                x=plot_texts(grid.metrics),
+                y=plot_texts(grid.slices),
+                zmin=grid.zmin,
+                zmax=grid.zmax,
+                colorscale="Blues",
+                text=grid.text,
+                texttemplate="%{text}",
+                hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>",
+                colorbar={"title": "mean"},
+            )
+        )
+        fig.update_layout(
+            height=120 + 62 * len(slices),
+            margin={"t": 10, "b": 10},
+            yaxis_autorange="reversed",
+            xaxis_side="top",
+        )
         st.plotly_chart(fig, key="bd_heat")
     else:
         if st.session_state.get("bd_focus") not in metrics:
@@ -82,30 +118,67 @@ if vs is None:
         focus = st.selectbox("Metric", metrics, key="bd_focus")
         bars = table.filter(pl.col("metric") == focus).sort("slice")
         # graph_objects, not plotly.express: express pulls in pandas and its own import (~2 s on a cold start).
-        bar = go.Figure(go.Bar(
-            x=plot_texts(bars["slice"]), y=bars["mean"].to_list(), text=[f"n={n}" for n in bars["n"].to_list()],
-            error_y={"type": "data", "symmetric": False, "array": (bars["ci_high"] - bars["mean"]).to_list(),
-                     "arrayminus": (bars["mean"] - bars["ci_low"]).to_list()},
-            marker_pattern_shape=["/" if s else "" for s in bars["small"].to_list()],
-            textposition="inside", insidetextanchor="start", hovertemplate="%{x}: %{y:.3f} (%{text})<extra></extra>",
-        ))
-        bar.update_layout(yaxis_title=plot_text(f"{focus} (95% CI)"), xaxis_title=plot_text(by), height=360,
-                          margin={"t": 10, "b": 10})
+        bar = go.Figure(
+            go.Bar(
+                x=plot_texts(bars["slice"]),
+                y=bars["mean"].to_list(),
+                text=[f"n={n}" for n in bars["n"].to_list()],
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": (bars["ci_high"] - bars["mean"]).to_list(),
+                    "arrayminus": (bars["mean"] - bars["ci_low"]).to_list(),
+                },
+                marker_pattern_shape=["/" if s else "" for s in bars["small"].to_list()],
+                textposition="inside",
+                insidetextanchor="start",
+                hovertemplate="%{x}: %{y:.3f} (%{text})<extra></extra>",
+            )
+        )
+        bar.update_layout(
+            yaxis_title=plot_text(f"{focus} (95% CI)"),
+            xaxis_title=plot_text(by),
+            height=360,
+            margin={"t": 10, "b": 10},
+        )
         st.plotly_chart(bar, key="bd_bar")
     # A metric that does not apply to a slice (retrieval on unanswerable questions) has n = 0: it
     # shows as "–" in the chart and is left out of the table, where it would be a row of blanks.
-    st.dataframe(table.filter(pl.col("n") > 0), hide_index=True, column_config={
-        c: st.column_config.NumberColumn(format="%.3f") for c in ("mean", "ci_low", "ci_high")})
+    st.dataframe(
+        table.filter(pl.col("n") > 0),
+        hide_index=True,
+        column_config={
+            c: st.column_config.NumberColumn(format="%.3f") for c in ("mean", "ci_low", "ci_high")
+        },
+    )
 else:
-    st.caption(f"**{md_escape(frame.label(run_id))}** vs baseline **{md_escape(frame.label(vs))}** — mean paired delta per slice; "
-               "★ = significant after Holm correction across every cell (p < 0.05); † = fewer than 30 questions.")
+    st.caption(
+        f"**{md_escape(frame.label(run_id))}** vs baseline **{md_escape(frame.label(vs))}** — mean paired delta per slice; "
+        "★ = significant after Holm correction across every cell (p < 0.05); † = fewer than 30 questions."
+    )
     grid = tables.delta_grid(table, metrics)
-    fig = go.Figure(go.Heatmap(
-        z=grid.z, x=plot_texts(grid.metrics), y=plot_texts(grid.slices), zmin=grid.zmin, zmax=grid.zmax,
-        colorscale="RdBu", text=grid.text, texttemplate="%{text}",
-        hovertemplate="%{y} · %{x}<extra></extra>",
-    ))
-    fig.update_layout(height=120 + 48 * len(slices), margin={"t": 10, "b": 10}, yaxis_autorange="reversed", xaxis_side="top")
+    fig = go.Figure(
+        go.Heatmap(
+            z=grid.z,
+            x=plot_texts(grid.metrics),
+            y=plot_texts(grid.slices),
+            zmin=grid.zmin,
+            zmax=grid.zmax,
+            colorscale="RdBu",
+            text=grid.text,
+            texttemplate="%{text}",
+            hovertemplate="%{y} · %{x}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        height=120 + 48 * len(slices), margin={"t": 10, "b": 10}, yaxis_autorange="reversed", xaxis_side="top"
+    )
     st.plotly_chart(fig, key="bd_delta_heat")
-    st.dataframe(table.filter(pl.col("n") > 0).sort("slice", maintain_order=True), hide_index=True, column_config={
-        c: st.column_config.NumberColumn(format="%.3f") for c in ("baseline", "candidate", "delta", "ci_low", "ci_high", "p", "p_holm")})
+    st.dataframe(
+        table.filter(pl.col("n") > 0).sort("slice", maintain_order=True),
+        hide_index=True,
+        column_config={
+            c: st.column_config.NumberColumn(format="%.3f")
+            for c in ("baseline", "candidate", "delta", "ci_low", "ci_high", "p", "p_holm")
+        },
+    )

@@ -20,10 +20,20 @@ def _tag_ok(v: str) -> bool:
     return ":" in v and v.split(":", 1)[0] in tags
 
 
-complain(CompareView.seed({
-    "base": lambda v: v in runs, "cand": lambda v: v in runs, "k": lambda v: 1 <= v <= 100,
-    "status": lambda v: v in tables.STATUSES, "tag": _tag_ok, "answerable": lambda v: v in ("yes", "no"),
-}, base=ids[-2], cand=ids[-1]))
+complain(
+    CompareView.seed(
+        {
+            "base": lambda v: v in runs,
+            "cand": lambda v: v in runs,
+            "k": lambda v: 1 <= v <= 100,
+            "status": lambda v: v in tables.STATUSES,
+            "tag": _tag_ok,
+            "answerable": lambda v: v in ("yes", "no"),
+        },
+        base=ids[-2],
+        cand=ids[-1],
+    )
+)
 
 c1, c2, c3 = st.columns([5, 5, 1])
 base = c1.selectbox("Baseline", ids, key="cmp_base", format_func=frame.label)
@@ -39,30 +49,52 @@ if problem:
 cmp = data.comparison(frame.fkey, base, cand, k, frame.key)
 
 st.subheader("Summary")
-st.caption(f"{cmp.per_question.height} questions answered by both · mean paired delta (candidate − baseline) "
-           "with a bootstrap 95% CI · two-sided randomization test, Holm-corrected across metrics")
-st.dataframe(tables.compare_summary(cmp), hide_index=True, column_config={
-    **{c: st.column_config.NumberColumn(format="%.3f") for c in ("baseline", "candidate", "delta", "ci_low", "ci_high")},
-    "p_holm": st.column_config.NumberColumn("p (Holm)", format="%.4f"),
-    "sig": st.column_config.TextColumn("", help="★ significant at 0.05 after Holm correction"),
-    "direction": st.column_config.TextColumn("better is"),
-})
+st.caption(
+    f"{cmp.per_question.height} questions answered by both · mean paired delta (candidate − baseline) "
+    "with a bootstrap 95% CI · two-sided randomization test, Holm-corrected across metrics"
+)
+st.dataframe(
+    tables.compare_summary(cmp),
+    hide_index=True,
+    column_config={
+        **{
+            c: st.column_config.NumberColumn(format="%.3f")
+            for c in ("baseline", "candidate", "delta", "ci_low", "ci_high")
+        },
+        "p_holm": st.column_config.NumberColumn("p (Holm)", format="%.4f"),
+        "sig": st.column_config.TextColumn("", help="★ significant at 0.05 after Holm correction"),
+        "direction": st.column_config.TextColumn("better is"),
+    },
+)
 
 st.subheader("Questions")
 f1, f2, f3, f4, f5 = st.columns([3, 3, 2, 2, 2])
 status = f1.multiselect("Status", list(tables.STATUSES), key="cmp_status")
-tag_values = sorted({f"{t}:{v}" for t, v in runs[base].testset.tags.select("tag", "value").iter_rows()
-                     if t not in ("split", "answerable", "must_pass")})
+tag_values = sorted(
+    {
+        f"{t}:{v}"
+        for t, v in runs[base].testset.tags.select("tag", "value").iter_rows()
+        if t not in ("split", "answerable", "must_pass")
+    }
+)
 tag = f2.selectbox("Tag", [None, *tag_values], key="cmp_tag", format_func=lambda v: "any" if v is None else v)
-answerable = f3.selectbox("Answerable", [None, "yes", "no"], key="cmp_ans",
-                          format_func=lambda v: "all" if v is None else v)
+answerable = f3.selectbox(
+    "Answerable", [None, "yes", "no"], key="cmp_ans", format_func=lambda v: "all" if v is None else v
+)
 must = f4.toggle("Must-pass only", key="cmp_must")
-held = f5.toggle("Show held-out", key="cmp_held",
-                 help="Held-out questions are hidden by default: looking at them while tuning overfits the "
-                      "system to the test set. Aggregates above include them.")
+held = f5.toggle(
+    "Show held-out",
+    key="cmp_held",
+    help="Held-out questions are hidden by default: looking at them while tuning overfits the "
+    "system to the test set. Aggregates above include them.",
+)
 table = tables.filter_questions(
-    cmp, status=status or None, tag=tuple(tag.split(":", 1)) if tag else None, must_pass_only=must,  # type: ignore[arg-type]
-    answerable=None if answerable is None else answerable == "yes", include_heldout=held,
+    cmp,
+    status=status or None,
+    tag=tables.tag_pair(tag),
+    must_pass_only=must,
+    answerable=None if answerable is None else answerable == "yes",
+    include_heldout=held,
 )
 hidden = cmp.n_heldout
 if not held and hidden:
@@ -72,11 +104,23 @@ key_metrics = tables.headline(cmp.metrics)
 view = tables.compare_questions(cmp, table)
 st.caption(f"{view.height} question(s), worst regression first. Select a row to open it side by side.")
 event = st.dataframe(
-    view, hide_index=True, on_select="rerun", selection_mode="single-row", key="cmp_table",
-    column_config={c: st.column_config.NumberColumn(format="%+.3f") for c in ["worst_delta", *[f"{m}_delta" for m in key_metrics]]},
+    view,
+    hide_index=True,
+    on_select="rerun",
+    selection_mode="single-row",
+    key="cmp_table",
+    column_config={
+        c: st.column_config.NumberColumn(format="%+.3f")
+        for c in ["worst_delta", *[f"{m}_delta" for m in key_metrics]]
+    },
 )
-st.download_button("Download this table (CSV)", view.write_csv(), file_name=f"compare-{base}-vs-{cand}.csv",
-                   mime="text/csv", icon=":material/download:")
+st.download_button(
+    "Download this table (CSV)",
+    view.write_csv(),
+    file_name=f"compare-{base}-vs-{cand}.csv",
+    mime="text/csv",
+    icon=":material/download:",
+)
 
 rows = event.selection.rows if event is not None else []
 sel_marker = (tuple(rows), view.height, tuple(view["qid"].head(50).to_list()))
@@ -106,13 +150,19 @@ st.markdown(
 )
 if case["split"] == tables.HELDOUT:
     st.caption("This is a held-out question: look, but don't tune on it.")
-st.markdown("**Reference answer:** " + (md_escape(case["reference_answer"]) or ":gray[(none — unanswerable)]"))
+st.markdown(
+    "**Reference answer:** " + (md_escape(case["reference_answer"]) or ":gray[(none — unanswerable)]")
+)
 if row["left_top_k"]:
-    st.error(f"Labeled chunk(s) that left the top {k}: " + ", ".join(md_code(c) for c in row["left_top_k"]),
-             icon=":material/trending_down:")
+    st.error(
+        f"Labeled chunk(s) that left the top {k}: " + ", ".join(md_code(c) for c in row["left_top_k"]),
+        icon=":material/trending_down:",
+    )
 if row["entered_top_k"]:
-    st.success(f"Labeled chunk(s) that entered the top {k}: " + ", ".join(md_code(c) for c in row["entered_top_k"]),
-               icon=":material/trending_up:")
+    st.success(
+        f"Labeled chunk(s) that entered the top {k}: " + ", ".join(md_code(c) for c in row["entered_top_k"]),
+        icon=":material/trending_up:",
+    )
 link_to_question(qid)
 
 with st.expander("Metrics for this question"):

@@ -66,28 +66,45 @@ def build_docs() -> list[Doc]:
     p = kb.PRODUCT
 
     plans = Doc("billing/plans", "Plans and limits", "billing")
-    plans.add(f"{p} is sold per seat, billed monthly or yearly. Yearly billing saves two months. "
-              "Every plan includes end-to-end encryption and unlimited restores.")
+    plans.add(
+        f"{p} is sold per seat, billed monthly or yearly. Yearly billing saves two months. "
+        "Every plan includes end-to-end encryption and unlimited restores."
+    )
     for name, storage, keep, price, devices, extras in kb.PLANS:
         dev = f"up to {devices} devices per seat" if devices else "an unlimited number of devices"
-        plans.add(f"The {name} plan includes {storage} of storage per seat and keeps snapshots for {keep} days "
-                  f"(its retention period). It costs {price} per seat per month and covers {dev}. "
-                  f"It also comes with {extras}.", plan=name)
+        plans.add(
+            f"The {name} plan includes {storage} of storage per seat and keeps snapshots for {keep} days "
+            f"(its retention period). It costs {price} per seat per month and covers {dev}. "
+            f"It also comes with {extras}.",
+            plan=name,
+        )
     docs.append(plans)
 
     inv = Doc("billing/invoices", "Invoices and payment", "billing")
-    inv.add("Invoices are issued on the first day of each billing period and sent to the billing contact. "
-            "Payment is taken by card or, on yearly Business and Enterprise plans, by bank transfer.")
-    inv.add("Seats can be added at any time; the new seats are charged pro rata until the end of the period. "
-            "Removing seats takes effect at the next renewal.")
-    inv.add("When a payment fails, the vault stays fully usable for 14 days. After that, new backups are paused "
-            "but restores keep working for another 30 days.")
+    inv.add(
+        "Invoices are issued on the first day of each billing period and sent to the billing contact. "
+        "Payment is taken by card or, on yearly Business and Enterprise plans, by bank transfer."
+    )
+    inv.add(
+        "Seats can be added at any time; the new seats are charged pro rata until the end of the period. "
+        "Removing seats takes effect at the next renewal."
+    )
+    inv.add(
+        "When a payment fails, the vault stays fully usable for 14 days. After that, new backups are paused "
+        "but restores keep working for another 30 days."
+    )
     docs.append(inv)
 
-    for area, title in [("agent", "Agent errors"), ("storage", "Storage errors"), ("auth", "Sign-in and permission errors")]:
+    for area, title in [
+        ("agent", "Agent errors"),
+        ("storage", "Storage errors"),
+        ("auth", "Sign-in and permission errors"),
+    ]:
         d = Doc(f"errors/{area}", f"Error reference: {title.lower()}", "errors")
-        d.add(f"This page lists the {title.lower()} {p} reports, with what each code means and how to fix it. "
-              "Codes are shown in the agent log and in the web console.")
+        d.add(
+            f"This page lists the {title.lower()} {p} reports, with what each code means and how to fix it. "
+            "Codes are shown in the agent log and in the web console."
+        )
         for code, where, meaning, fix in kb.ERRORS:
             if where == area:
                 d.add(f"Error {code} means that {meaning}. To fix it, {fix}.", code=code)
@@ -99,78 +116,118 @@ def build_docs() -> list[Doc]:
     topics = {"scheduling": "backups", "performance": "backups", "security": "security", "restore": "restore"}
     for area, settings in by_doc.items():
         d = Doc(f"settings/{area}", f"{area.capitalize()} settings", topics[area])
-        d.add(f"The {area} settings live in the [{area}] section of agent.toml and can also be changed per "
-              "device in the web console. Changes apply at the next snapshot.")
+        d.add(
+            f"The {area} settings live in the [{area}] section of agent.toml and can also be changed per "
+            "device in the web console. Changes apply at the next snapshot."
+        )
         for key, _, what, default, rng in settings:
-            d.add(f"The {key} setting controls {what}. Its default value is {default}; accepted values: {rng}.",
-                  key=key)
+            d.add(
+                f"The {key} setting controls {what}. Its default value is {default}; accepted values: {rng}.",
+                key=key,
+            )
         docs.append(d)
 
     cli = Doc("cli/reference", "Command-line reference", "cli")
-    cli.add("The hv command-line tool is installed with the agent. Every command accepts --vault to pick a vault "
-            "and --json for machine-readable output.")
+    cli.add(
+        "The hv command-line tool is installed with the agent. Every command accepts --vault to pick a vault "
+        "and --json for machine-readable output."
+    )
     docs.append(cli)
     for cmd, what, flag, meaning in kb.CLI:
         d = Doc("cli/" + cmd.replace("hv ", "").replace(" ", "-"), f"`{cmd}`", "cli")
         d.add(f"`{cmd}` {what}. The {flag} flag {meaning}.", cmd=cmd)
-        d.add(f"Like every hv command, `{cmd}` exits with status 0 on success and prints the error code, such as "
-              "HV-1001, on failure. Add --json to get the result as one JSON object.")
+        d.add(
+            f"Like every hv command, `{cmd}` exits with status 0 on success and prints the error code, such as "
+            "HV-1001, on failure. Add --json to get the result as one JSON object."
+        )
         docs.append(d)
 
     tg = Doc("integrations/targets", "External storage targets", "integrations")
-    tg.add(f"Besides its own storage, {p} can write snapshots to storage you own. Data is encrypted before it "
-           "leaves the agent, whatever the target.")
+    tg.add(
+        f"Besides its own storage, {p} can write snapshots to storage you own. Data is encrypted before it "
+        "leaves the agent, whatever the target."
+    )
     docs.append(tg)
     for name, needs, limit in kb.TARGETS:
         d = Doc("integrations/" + name.lower().replace(" ", "-"), name, "integrations")
         d.add(f"To use {name} as a target you need {needs}. Note that {limit}.", target=name)
-        d.add(f"After adding {name} in the web console, run a test backup: the console shows the write and list "
-              "checks it made, and the target becomes available to every device in the vault.")
+        d.add(
+            f"After adding {name} in the web console, run a test backup: the console shows the write and list "
+            "checks it made, and the target becomes available to every device in the vault."
+        )
         docs.append(d)
 
     gs = Doc("guides/getting-started", "Getting started", "backups")
-    gs.add("Create a vault in the web console, choose a passphrase, and install the agent on each device. "
-           "The first snapshot of a device uploads everything; later snapshots upload only changed blocks.")
-    gs.add("Invite colleagues from Settings > Members. Each member takes one seat; guests with read-only access "
-           "to shared vaults do not.")
+    gs.add(
+        "Create a vault in the web console, choose a passphrase, and install the agent on each device. "
+        "The first snapshot of a device uploads everything; later snapshots upload only changed blocks."
+    )
+    gs.add(
+        "Invite colleagues from Settings > Members. Each member takes one seat; guests with read-only access "
+        "to shared vaults do not."
+    )
     docs.append(gs)
     faq = Doc("guides/faq", "Frequently asked questions", "backups")
-    faq.add("Snapshots are incremental forever: no full backup is ever repeated, and every snapshot can be "
-            "restored on its own.")
-    faq.add("Deleting a file on the device does not delete it from older snapshots; it disappears only when the "
-            "last snapshot that holds it leaves the retention period.")
+    faq.add(
+        "Snapshots are incremental forever: no full backup is ever repeated, and every snapshot can be "
+        "restored on its own."
+    )
+    faq.add(
+        "Deleting a file on the device does not delete it from older snapshots; it disappears only when the "
+        "last snapshot that holds it leaves the retention period."
+    )
     faq.add("The web console works in current versions of Chrome, Firefox, Safari and Edge.")
     docs.append(faq)
     rn = Doc("guides/release-notes-3-2", "Release notes: agent 3.2", "backups")
-    rn.add("Agent 3.2 adds restores to a different device, a faster scanner for folders with millions of files, "
-           "and the --sample flag of hv verify.")
-    rn.add("Agent 3.2 drops support for macOS 12. Devices on macOS 12 keep their snapshots but can no longer "
-           "take new ones.")
+    rn.add(
+        "Agent 3.2 adds restores to a different device, a faster scanner for folders with millions of files, "
+        "and the --sample flag of hv verify."
+    )
+    rn.add(
+        "Agent 3.2 drops support for macOS 12. Devices on macOS 12 keep their snapshots but can no longer "
+        "take new ones."
+    )
     docs.append(rn)
 
     sec = Doc("security/overview", "Security overview", "security")
-    sec.add("Encryption keys are derived on the agent from the vault passphrase; the service never sees the "
-            "passphrase. Losing it means losing access to the snapshots.")
-    sec.add("Administrators can require two-factor authentication for every member of an organisation. "
-            "Single sign-on is available on the Enterprise plan only.")
-    sec.add("Audit logs record every sign-in, restore, deletion and settings change, and are kept for one year. "
-            "They are available on the Business and Enterprise plans.")
+    sec.add(
+        "Encryption keys are derived on the agent from the vault passphrase; the service never sees the "
+        "passphrase. Losing it means losing access to the snapshots."
+    )
+    sec.add(
+        "Administrators can require two-factor authentication for every member of an organisation. "
+        "Single sign-on is available on the Enterprise plan only."
+    )
+    sec.add(
+        "Audit logs record every sign-in, restore, deletion and settings change, and are kept for one year. "
+        "They are available on the Business and Enterprise plans."
+    )
     docs.append(sec)
 
     rs = Doc("restore/guide", "Restoring files", "restore")
-    rs.add("A restore can bring back single files, folders or a whole device from any snapshot within the "
-           "retention period. Restores never modify the snapshot they read from.")
-    rs.add("To restore to a different device, the user needs the Restorer role; the target device must run "
-           "agent version 3.2 or later.")
-    rs.add("Bare-metal restore writes a whole disk image to new hardware from a bootable USB stick created in "
-           "the web console. It is available on the Business and Enterprise plans.")
+    rs.add(
+        "A restore can bring back single files, folders or a whole device from any snapshot within the "
+        "retention period. Restores never modify the snapshot they read from."
+    )
+    rs.add(
+        "To restore to a different device, the user needs the Restorer role; the target device must run "
+        "agent version 3.2 or later."
+    )
+    rs.add(
+        "Bare-metal restore writes a whole disk image to new hardware from a bootable USB stick created in "
+        "the web console. It is available on the Business and Enterprise plans."
+    )
     docs.append(rs)
 
     ag = Doc("agent/install", "Installing the agent", "backups")
-    ag.add("The agent runs on Windows 10 and later, macOS 13 and later, and 64-bit Linux with glibc 2.31 or "
-           "newer. It needs 512 MB of free memory while a snapshot runs.")
-    ag.add("On Linux the agent runs as a systemd service called harbor-vault-agent; its log is at "
-           "/var/log/harbor-vault/agent.log.")
+    ag.add(
+        "The agent runs on Windows 10 and later, macOS 13 and later, and 64-bit Linux with glibc 2.31 or "
+        "newer. It needs 512 MB of free memory while a snapshot runs."
+    )
+    ag.add(
+        "On Linux the agent runs as a systemd service called harbor-vault-agent; its log is at "
+        "/var/log/harbor-vault/agent.log."
+    )
     docs.append(ag)
 
     offs = 0
@@ -219,61 +276,183 @@ def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
                 by_fact[(k, v)] = chunk
     cases: list[Case] = []
 
-    def add(q: str, rel: dict[str, int], ref: str, typ: str, topic: str, src: str, facts: list[tuple[str, str]],
-            **tags: object) -> None:
+    def add(
+        q: str,
+        rel: dict[str, int],
+        ref: str,
+        typ: str,
+        topic: str,
+        src: str,
+        facts: list[tuple[str, str]],
+        **tags: object,
+    ) -> None:
         cases.append(Case("", q, rel, ref, typ, topic, src, facts, dict(tags)))
 
     for name, storage, keep, price, _devices, _extras in kb.PLANS:
         c = by_fact[("plan", name)]
-        add(f"What is the retention period of the {name} plan?", {c.chunk_id: 2},
-            f"The {name} plan keeps snapshots for {keep} days.", "lookup", "billing", "synthetic",
-            [(c.chunk_id, f"keeps snapshots for {keep} days")], plan=name)
-        add(f"How long are my backups kept if we're on {name}?", {c.chunk_id: 2},
-            f"{keep} days.", "lookup", "billing", "real", [(c.chunk_id, f"keeps snapshots for {keep} days")], plan=name)
-        add(f"How much space do we get per person on the {name} tier?", {c.chunk_id: 2},
-            f"{storage} per seat.", "lookup", "billing", "real", [(c.chunk_id, f"includes {storage} of storage")], plan=name)
-        add(f"What does {name} cost per seat?", {c.chunk_id: 2, "billing/plans#01": 1},
-            f"{price} per seat per month.", "lookup", "billing", "real", [(c.chunk_id, f"costs {price} per seat")], plan=name)
-    for (a, b) in [("Starter", "Team"), ("Team", "Business"), ("Business", "Enterprise"), ("Starter", "Business")]:
+        add(
+            f"What is the retention period of the {name} plan?",
+            {c.chunk_id: 2},
+            f"The {name} plan keeps snapshots for {keep} days.",
+            "lookup",
+            "billing",
+            "synthetic",
+            [(c.chunk_id, f"keeps snapshots for {keep} days")],
+            plan=name,
+        )
+        add(
+            f"How long are my backups kept if we're on {name}?",
+            {c.chunk_id: 2},
+            f"{keep} days.",
+            "lookup",
+            "billing",
+            "real",
+            [(c.chunk_id, f"keeps snapshots for {keep} days")],
+            plan=name,
+        )
+        add(
+            f"How much space do we get per person on the {name} tier?",
+            {c.chunk_id: 2},
+            f"{storage} per seat.",
+            "lookup",
+            "billing",
+            "real",
+            [(c.chunk_id, f"includes {storage} of storage")],
+            plan=name,
+        )
+        add(
+            f"What does {name} cost per seat?",
+            {c.chunk_id: 2, "billing/plans#01": 1},
+            f"{price} per seat per month.",
+            "lookup",
+            "billing",
+            "real",
+            [(c.chunk_id, f"costs {price} per seat")],
+            plan=name,
+        )
+    for a, b in [
+        ("Starter", "Team"),
+        ("Team", "Business"),
+        ("Business", "Enterprise"),
+        ("Starter", "Business"),
+    ]:
         ca, cb = by_fact[("plan", a)], by_fact[("plan", b)]
         pa = next(p for p in kb.PLANS if p[0] == a)
         pb = next(p for p in kb.PLANS if p[0] == b)
-        add(f"Which keeps backups longer, {a} or {b}, and by how much?", {ca.chunk_id: 2, cb.chunk_id: 2},
-            f"{b}: {pb[2]} days against {pa[2]} days on {a}.", "comparison", "billing", "real",
-            [(ca.chunk_id, f"keeps snapshots for {pa[2]} days"), (cb.chunk_id, f"keeps snapshots for {pb[2]} days")])
-        add(f"Compare the storage per seat of the {a} plan and the {b} plan.", {ca.chunk_id: 2, cb.chunk_id: 2},
-            f"{a} includes {pa[1]} per seat; {b} includes {pb[1]}.", "comparison", "billing", "synthetic",
-            [(ca.chunk_id, f"includes {pa[1]} of storage"), (cb.chunk_id, f"includes {pb[1]} of storage")])
+        add(
+            f"Which keeps backups longer, {a} or {b}, and by how much?",
+            {ca.chunk_id: 2, cb.chunk_id: 2},
+            f"{b}: {pb[2]} days against {pa[2]} days on {a}.",
+            "comparison",
+            "billing",
+            "real",
+            [
+                (ca.chunk_id, f"keeps snapshots for {pa[2]} days"),
+                (cb.chunk_id, f"keeps snapshots for {pb[2]} days"),
+            ],
+        )
+        add(
+            f"Compare the storage per seat of the {a} plan and the {b} plan.",
+            {ca.chunk_id: 2, cb.chunk_id: 2},
+            f"{a} includes {pa[1]} per seat; {b} includes {pb[1]}.",
+            "comparison",
+            "billing",
+            "synthetic",
+            [(ca.chunk_id, f"includes {pa[1]} of storage"), (cb.chunk_id, f"includes {pb[1]} of storage")],
+        )
 
     for code, _where, meaning, fix in kb.ERRORS:
         c = by_fact[("code", code)]
-        add(f"What does error {code} mean?", {c.chunk_id: 2}, f"It means that {meaning}.", "identifier", "errors",
-            "synthetic", [(c.chunk_id, f"means that {meaning}")])
-        add(f"Agent log shows {code}, how do I fix it?", {c.chunk_id: 2}, f"To fix it, {fix}.", "identifier", "errors",
-            "real", [(c.chunk_id, f"To fix it, {fix}")])
+        add(
+            f"What does error {code} mean?",
+            {c.chunk_id: 2},
+            f"It means that {meaning}.",
+            "identifier",
+            "errors",
+            "synthetic",
+            [(c.chunk_id, f"means that {meaning}")],
+        )
+        add(
+            f"Agent log shows {code}, how do I fix it?",
+            {c.chunk_id: 2},
+            f"To fix it, {fix}.",
+            "identifier",
+            "errors",
+            "real",
+            [(c.chunk_id, f"To fix it, {fix}")],
+        )
 
     for key, _area, what, default, _rng in kb.SETTINGS:
         c = by_fact[("key", key)]
-        add(f"What is the default value of {key}?", {c.chunk_id: 2}, f"{default}.", "identifier", c.doc_id.split("/")[0]
-            if False else topic_of(c.doc_id), "synthetic", [(c.chunk_id, f"Its default value is {default}")])
-        add(f"What values does the {key} setting accept?", {c.chunk_id: 2}, f"{_rng[0].upper() + _rng[1:]}.",
-            "identifier", topic_of(c.doc_id), "synthetic", [(c.chunk_id, f"accepted values: {_rng}")])
-        add(f"Which setting controls {what}?", {c.chunk_id: 2}, f"The {key} setting.", "lookup", topic_of(c.doc_id),
-            "real", [(c.chunk_id, f"The {key} setting controls {what}")])
+        add(
+            f"What is the default value of {key}?",
+            {c.chunk_id: 2},
+            f"{default}.",
+            "identifier",
+            c.doc_id.split("/")[0] if False else topic_of(c.doc_id),
+            "synthetic",
+            [(c.chunk_id, f"Its default value is {default}")],
+        )
+        add(
+            f"What values does the {key} setting accept?",
+            {c.chunk_id: 2},
+            f"{_rng[0].upper() + _rng[1:]}.",
+            "identifier",
+            topic_of(c.doc_id),
+            "synthetic",
+            [(c.chunk_id, f"accepted values: {_rng}")],
+        )
+        add(
+            f"Which setting controls {what}?",
+            {c.chunk_id: 2},
+            f"The {key} setting.",
+            "lookup",
+            topic_of(c.doc_id),
+            "real",
+            [(c.chunk_id, f"The {key} setting controls {what}")],
+        )
 
     for cmd, what, flag, meaning in kb.CLI:
         c = by_fact[("cmd", cmd)]
-        add(f"What does the {flag} flag of `{cmd}` do?", {c.chunk_id: 2}, f"It {meaning}.", "identifier", "cli",
-            "synthetic", [(c.chunk_id, f"The {flag} flag {meaning}")])
-        add(f"Which command {what.split(',')[0]}?", {c.chunk_id: 2}, f"`{cmd}`.", "lookup", "cli", "real",
-            [(c.chunk_id, f"`{cmd}` {what}")])
+        add(
+            f"What does the {flag} flag of `{cmd}` do?",
+            {c.chunk_id: 2},
+            f"It {meaning}.",
+            "identifier",
+            "cli",
+            "synthetic",
+            [(c.chunk_id, f"The {flag} flag {meaning}")],
+        )
+        add(
+            f"Which command {what.split(',')[0]}?",
+            {c.chunk_id: 2},
+            f"`{cmd}`.",
+            "lookup",
+            "cli",
+            "real",
+            [(c.chunk_id, f"`{cmd}` {what}")],
+        )
 
     for name, needs, limit in kb.TARGETS:
         c = by_fact[("target", name)]
-        add(f"What do I need to set up {name} as a backup target?", {c.chunk_id: 2}, f"You need {needs}.", "lookup",
-            "integrations", "real", [(c.chunk_id, f"you need {needs}")])
-        add(f"Are there limitations when using {name}?", {c.chunk_id: 2, "integrations/targets#01": 1},
-            f"Yes: {limit}.", "lookup", "integrations", "synthetic", [(c.chunk_id, limit)])
+        add(
+            f"What do I need to set up {name} as a backup target?",
+            {c.chunk_id: 2},
+            f"You need {needs}.",
+            "lookup",
+            "integrations",
+            "real",
+            [(c.chunk_id, f"you need {needs}")],
+        )
+        add(
+            f"Are there limitations when using {name}?",
+            {c.chunk_id: 2, "integrations/targets#01": 1},
+            f"Yes: {limit}.",
+            "lookup",
+            "integrations",
+            "synthetic",
+            [(c.chunk_id, limit)],
+        )
 
     # Multi-hop: the plan that has a feature (security/restore docs) + that plan's limit (plans doc).
     ent = by_fact[("plan", "Enterprise")]
@@ -281,42 +460,126 @@ def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
     sso = "security/overview#02"
     audit = "security/overview#03"
     bare = "restore/guide#03"
-    add("How long does the plan with single sign-on keep snapshots?", {sso: 2, ent.chunk_id: 2},
-        "Single sign-on is on Enterprise only, which keeps snapshots for 365 days.", "multi-hop", "security", "real",
-        [(sso, "Single sign-on is available on the Enterprise plan only"), (ent.chunk_id, "keeps snapshots for 365 days")])
-    add("What is the cheapest plan with audit logs, and what does it cost per seat?", {audit: 2, bus.chunk_id: 2},
-        "Business, at $21 per seat per month.", "multi-hop", "security", "real",
-        [(audit, "available on the Business and Enterprise plans"), (bus.chunk_id, "costs $21 per seat")])
-    add("How many devices per seat can I back up on the cheapest plan that offers bare-metal restore?",
-        {bare: 2, bus.chunk_id: 2}, "Business covers up to 50 devices per seat.", "multi-hop", "restore", "real",
-        [(bare, "available on the Business and Enterprise plans"), (bus.chunk_id, "up to 50 devices per seat")])
-    add("If an API token expires, how long will the replacement token last?",
-        {by_fact[("code", "HV-3002")].chunk_id: 2}, "90 days.", "lookup", "errors", "real",
-        [(by_fact[("code", "HV-3002")].chunk_id, "tokens last 90 days")])
-    add("What error do I get when restoring to another machine without permission, and what role fixes it?",
+    add(
+        "How long does the plan with single sign-on keep snapshots?",
+        {sso: 2, ent.chunk_id: 2},
+        "Single sign-on is on Enterprise only, which keeps snapshots for 365 days.",
+        "multi-hop",
+        "security",
+        "real",
+        [
+            (sso, "Single sign-on is available on the Enterprise plan only"),
+            (ent.chunk_id, "keeps snapshots for 365 days"),
+        ],
+    )
+    add(
+        "What is the cheapest plan with audit logs, and what does it cost per seat?",
+        {audit: 2, bus.chunk_id: 2},
+        "Business, at $21 per seat per month.",
+        "multi-hop",
+        "security",
+        "real",
+        [(audit, "available on the Business and Enterprise plans"), (bus.chunk_id, "costs $21 per seat")],
+    )
+    add(
+        "How many devices per seat can I back up on the cheapest plan that offers bare-metal restore?",
+        {bare: 2, bus.chunk_id: 2},
+        "Business covers up to 50 devices per seat.",
+        "multi-hop",
+        "restore",
+        "real",
+        [
+            (bare, "available on the Business and Enterprise plans"),
+            (bus.chunk_id, "up to 50 devices per seat"),
+        ],
+    )
+    add(
+        "If an API token expires, how long will the replacement token last?",
+        {by_fact[("code", "HV-3002")].chunk_id: 2},
+        "90 days.",
+        "lookup",
+        "errors",
+        "real",
+        [(by_fact[("code", "HV-3002")].chunk_id, "tokens last 90 days")],
+    )
+    add(
+        "What error do I get when restoring to another machine without permission, and what role fixes it?",
         {by_fact[("code", "HV-3009")].chunk_id: 2, "restore/guide#02": 1},
-        "HV-3009; the Restorer role.", "multi-hop", "restore", "real",
-        [(by_fact[("code", "HV-3009")].chunk_id, "ask an admin to grant the Restorer role")])
-    add("What minimum agent version must the target device run for a cross-device restore, and which command "
-        "upgrades the agent?", {"restore/guide#02": 2, by_fact[("cmd", "hv agent upgrade")].chunk_id: 1},
-        "Version 3.2 or later; upgrade with `hv agent upgrade`.", "multi-hop", "restore", "real",
-        [("restore/guide#02", "agent version 3.2 or later"),
-         (by_fact[("cmd", "hv agent upgrade")].chunk_id, "upgrades the backup agent in place")])
-    add("How long do restores keep working after a failed payment?", {"billing/invoices#03": 2},
-        "For 30 days after the 14-day grace period.", "lookup", "billing", "real",
-        [("billing/invoices#03", "restores keep working for another 30 days")])
-    add("Which release added the --sample flag of hv verify?", {"guides/release-notes-3-2#01": 2},
-        "Agent 3.2.", "lookup", "cli", "real", [("guides/release-notes-3-2#01", "Agent 3.2 adds restores")])
-    add("Do deleted files vanish from my backups right away?", {"guides/faq#02": 2},
-        "No; they leave only when the last snapshot holding them leaves the retention period.", "lookup",
-        "backups", "real", [("guides/faq#02", "Deleting a file on the device does not delete it from older snapshots")])
-    add("Where is the agent log on Linux?", {"agent/install#02": 2}, "/var/log/harbor-vault/agent.log.", "lookup",
-        "backups", "real", [("agent/install#02", "/var/log/harbor-vault/agent.log")])
-    add("How much memory does the agent need?", {"agent/install#01": 2}, "512 MB of free memory while a snapshot runs.",
-        "lookup", "backups", "real", [("agent/install#01", "512 MB of free memory")])
+        "HV-3009; the Restorer role.",
+        "multi-hop",
+        "restore",
+        "real",
+        [(by_fact[("code", "HV-3009")].chunk_id, "ask an admin to grant the Restorer role")],
+    )
+    add(
+        "What minimum agent version must the target device run for a cross-device restore, and which command "
+        "upgrades the agent?",
+        {"restore/guide#02": 2, by_fact[("cmd", "hv agent upgrade")].chunk_id: 1},
+        "Version 3.2 or later; upgrade with `hv agent upgrade`.",
+        "multi-hop",
+        "restore",
+        "real",
+        [
+            ("restore/guide#02", "agent version 3.2 or later"),
+            (by_fact[("cmd", "hv agent upgrade")].chunk_id, "upgrades the backup agent in place"),
+        ],
+    )
+    add(
+        "How long do restores keep working after a failed payment?",
+        {"billing/invoices#03": 2},
+        "For 30 days after the 14-day grace period.",
+        "lookup",
+        "billing",
+        "real",
+        [("billing/invoices#03", "restores keep working for another 30 days")],
+    )
+    add(
+        "Which release added the --sample flag of hv verify?",
+        {"guides/release-notes-3-2#01": 2},
+        "Agent 3.2.",
+        "lookup",
+        "cli",
+        "real",
+        [("guides/release-notes-3-2#01", "Agent 3.2 adds restores")],
+    )
+    add(
+        "Do deleted files vanish from my backups right away?",
+        {"guides/faq#02": 2},
+        "No; they leave only when the last snapshot holding them leaves the retention period.",
+        "lookup",
+        "backups",
+        "real",
+        [("guides/faq#02", "Deleting a file on the device does not delete it from older snapshots")],
+    )
+    add(
+        "Where is the agent log on Linux?",
+        {"agent/install#02": 2},
+        "/var/log/harbor-vault/agent.log.",
+        "lookup",
+        "backups",
+        "real",
+        [("agent/install#02", "/var/log/harbor-vault/agent.log")],
+    )
+    add(
+        "How much memory does the agent need?",
+        {"agent/install#01": 2},
+        "512 MB of free memory while a snapshot runs.",
+        "lookup",
+        "backups",
+        "real",
+        [("agent/install#01", "512 MB of free memory")],
+    )
 
     for q, topic in kb.UNANSWERABLE:
-        add(q, {}, "The documentation does not say; the assistant should decline.", "unanswerable", topic, "real", [])
+        add(
+            q,
+            {},
+            "The documentation does not say; the assistant should decline.",
+            "unanswerable",
+            topic,
+            "real",
+            [],
+        )
 
     rnd.shuffle(cases)
     for i, case in enumerate(cases, start=1):
@@ -331,8 +594,12 @@ def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
 
 
 def topic_of(doc_id: str) -> str:
-    return {"settings/scheduling": "backups", "settings/performance": "backups",
-            "settings/security": "security", "settings/restore": "restore"}.get(doc_id, doc_id.split("/")[0])
+    return {
+        "settings/scheduling": "backups",
+        "settings/performance": "backups",
+        "settings/security": "security",
+        "settings/restore": "restore",
+    }.get(doc_id, doc_id.split("/")[0])
 
 
 # --------------------------------------------------------------------------- retrieval
@@ -364,7 +631,12 @@ class BM25:
             for w in query_tokens:
                 f = tf.get(w, 0)
                 if f:
-                    s += self.idf[w] * f * (self.k1 + 1) / (f + self.k1 * (1 - self.b + self.b * ln / self.avg))
+                    s += (
+                        self.idf[w]
+                        * f
+                        * (self.k1 + 1)
+                        / (f + self.k1 * (1 - self.b + self.b * ln / self.avg))
+                    )
             out.append(s)
         return out
 
@@ -381,14 +653,18 @@ def top(scores: list[float], chunks: list[Chunk], n: int) -> list[tuple[Chunk, f
     return [(chunks[i], scores[i]) for i in order[:n]]
 
 
-def retrieve(system: str, case: Case, chunks: list[Chunk], bm25: BM25, rnd: random.Random, depth: int = 10
-             ) -> list[tuple[Chunk, float]]:
+def retrieve(
+    system: str, case: Case, chunks: list[Chunk], bm25: BM25, rnd: random.Random, depth: int = 10
+) -> list[tuple[Chunk, float]]:
     sparse = bm25.scores(tokens(case.question))
     if system == "bm25":
         return [(c, round(s, 3)) for c, s in top(sparse, chunks, depth)]
     dense = bm25.scores(expand(case.question))
     # A dense retriever is noisy in its own way: small seeded jitter per (question, chunk).
-    dense = [d * (0.85 + 0.3 * random.Random(f"{case.question}|{c.chunk_id}").random()) for d, c in zip(dense, chunks, strict=True)]
+    dense = [
+        d * (0.85 + 0.3 * random.Random(f"{case.question}|{c.chunk_id}").random())
+        for d, c in zip(dense, chunks, strict=True)
+    ]
     rs = {c.chunk_id: r for r, (c, _) in enumerate(top(sparse, chunks, 50), start=1)}
     rd = {c.chunk_id: r for r, (c, _) in enumerate(top(dense, chunks, 50), start=1)}
     fused = [1 / (60 + rs.get(c.chunk_id, 1000)) + 1 / (60 + rd.get(c.chunk_id, 1000)) for c in chunks]
@@ -399,8 +675,13 @@ def retrieve(system: str, case: Case, chunks: list[Chunk], bm25: BM25, rnd: rand
     cand = top(fused, chunks, 30)
     scored = []
     for c, f in cand:
-        overlap = len(set(expand(case.question)) & set(tokens(c.text))) / (1 + len(set(tokens(case.question))))
-        knows = case.relevant.get(c.chunk_id, 0) > 0 and random.Random(f"rr|{case.qid}|{c.chunk_id}").random() < 0.75
+        overlap = len(set(expand(case.question)) & set(tokens(c.text))) / (
+            1 + len(set(tokens(case.question)))
+        )
+        knows = (
+            case.relevant.get(c.chunk_id, 0) > 0
+            and random.Random(f"rr|{case.qid}|{c.chunk_id}").random() < 0.75
+        )
         scored.append((c, round(0.4 * overlap + 30 * f + (0.5 if knows else 0.0), 3)))
     scored.sort(key=lambda t: (-t[1], t[0].chunk_id))
     return scored[:depth]
@@ -417,40 +698,74 @@ def answer(case: Case, context: list[Chunk], prompt: str, rnd: random.Random) ->
     if not case.relevant:
         refuse_p = 0.45 if helpful else 0.85
         if rnd.random() < refuse_p:
-            return {"answer": "I don't know — the documentation I have does not cover this.", "abstained": True,
-                    "judge": {"claims": [], "relevance": 0.5}}
+            return {
+                "answer": "I don't know — the documentation I have does not cover this.",
+                "abstained": True,
+                "judge": {"claims": [], "relevance": 0.5},
+            }
         guess = f"Yes, {kb.PRODUCT} supports this; it is configured in the web console under Settings."
         top_chunk = context[0] if context else None
-        return {"answer": guess, "abstained": False, "judge": {
-            "claims": [{"claim": f"{kb.PRODUCT} supports this.", "verdict": "NOT_SUPPORTED", "quote": None},
-                       {"claim": "It is configured in the web console under Settings.", "verdict": "NOT_SUPPORTED",
-                        "quote": None, "chunk_id": top_chunk.chunk_id if top_chunk else None}],
-            "relevance": 0.7}}
+        return {
+            "answer": guess,
+            "abstained": False,
+            "judge": {
+                "claims": [
+                    {"claim": f"{kb.PRODUCT} supports this.", "verdict": "NOT_SUPPORTED", "quote": None},
+                    {
+                        "claim": "It is configured in the web console under Settings.",
+                        "verdict": "NOT_SUPPORTED",
+                        "quote": None,
+                        "chunk_id": top_chunk.chunk_id if top_chunk else None,
+                    },
+                ],
+                "relevance": 0.7,
+            },
+        }
     if not have:
         if rnd.random() < (0.25 if helpful else 0.55):
-            return {"answer": "I don't know — the documentation I have does not cover this.", "abstained": True,
-                    "judge": {"claims": [], "correctness": "incorrect", "relevance": 0.3}}
-        wrong = re.sub(r"\d+", lambda m: str(int(m.group()) * 2 + 1), case.reference or "") or "It depends on the plan."
+            return {
+                "answer": "I don't know — the documentation I have does not cover this.",
+                "abstained": True,
+                "judge": {"claims": [], "correctness": "incorrect", "relevance": 0.3},
+            }
+        wrong = (
+            re.sub(r"\d+", lambda m: str(int(m.group()) * 2 + 1), case.reference or "")
+            or "It depends on the plan."
+        )
         if wrong == case.reference:
             wrong = "It depends on the plan and can be changed in the web console."
-        return {"answer": wrong, "abstained": False, "judge": {
-            "claims": [{"claim": wrong, "verdict": "NOT_SUPPORTED", "quote": None}],
-            "correctness": "incorrect", "relevance": 0.8}}
+        return {
+            "answer": wrong,
+            "abstained": False,
+            "judge": {
+                "claims": [{"claim": wrong, "verdict": "NOT_SUPPORTED", "quote": None}],
+                "correctness": "incorrect",
+                "relevance": 0.8,
+            },
+        }
     claims: list[dict[str, str | None]] = []
     for cid, needle in have:
         sent = first_sentence_with(by_id[cid].text, needle.split(" ")[0] if len(needle) > 60 else needle)
-        claims.append({"claim": needle[0].upper() + needle[1:] + ".", "verdict": "SUPPORTED", "quote": sent,
-                       "chunk_id": cid})
+        claims.append(
+            {
+                "claim": needle[0].upper() + needle[1:] + ".",
+                "verdict": "SUPPORTED",
+                "quote": sent,
+                "chunk_id": cid,
+            }
+        )
     text = case.reference or ""
     partial = len(have) < len(case.facts)
     if partial:
         text = text + " (The other half of the question could not be checked.)"
     if helpful and rnd.random() < 0.4:
-        pad = rnd.choice([
-            "This can also be changed per device with the hv CLI.",
-            "Most customers leave this at its default.",
-            "The change takes effect immediately for all devices.",
-        ])
+        pad = rnd.choice(
+            [
+                "This can also be changed per device with the hv CLI.",
+                "Most customers leave this at its default.",
+                "The change takes effect immediately for all devices.",
+            ]
+        )
         text = f"{text} {pad}"
         claims.append({"claim": pad, "verdict": "NOT_SUPPORTED", "quote": None})
     if rnd.random() < 0.03:
@@ -464,15 +779,36 @@ def answer(case: Case, context: list[Chunk], prompt: str, rnd: random.Random) ->
         text, correctness = slip, "incorrect"
         claims = [{"claim": slip, "verdict": "NOT_SUPPORTED", "quote": None}]
     relevance = round(0.75 + 0.25 * random.Random(f"rel|{text}").random(), 2)
-    return {"answer": text, "abstained": False,
-            "judge": {"claims": claims, "correctness": correctness, "relevance": relevance}}
+    return {
+        "answer": text,
+        "abstained": False,
+        "judge": {"claims": claims, "correctness": correctness, "relevance": relevance},
+    }
 
 
 SYSTEMS = [
     ("2026-10-05-bm25", "BM25 baseline", "bm25", "v1", datetime(2026, 10, 5, 9, 30, tzinfo=UTC)),
-    ("2026-10-19-hybrid", "Hybrid (BM25 + embeddings, RRF)", "hybrid", "v1", datetime(2026, 10, 19, 14, 5, tzinfo=UTC)),
-    ("2026-11-02-hybrid-rerank", "Hybrid + reranker", "rerank", "v1", datetime(2026, 11, 2, 11, 0, tzinfo=UTC)),
-    ("2026-11-16-rerank-prompt-v2", "Hybrid + reranker, prompt v2", "rerank", "v2", datetime(2026, 11, 16, 16, 45, tzinfo=UTC)),
+    (
+        "2026-10-19-hybrid",
+        "Hybrid (BM25 + embeddings, RRF)",
+        "hybrid",
+        "v1",
+        datetime(2026, 10, 19, 14, 5, tzinfo=UTC),
+    ),
+    (
+        "2026-11-02-hybrid-rerank",
+        "Hybrid + reranker",
+        "rerank",
+        "v1",
+        datetime(2026, 11, 2, 11, 0, tzinfo=UTC),
+    ),
+    (
+        "2026-11-16-rerank-prompt-v2",
+        "Hybrid + reranker, prompt v2",
+        "rerank",
+        "v2",
+        datetime(2026, 11, 16, 16, 45, tzinfo=UTC),
+    ),
 ]
 
 
@@ -496,7 +832,10 @@ def main() -> None:
     (out / "corpus").mkdir()
     with (out / "corpus" / "documents.jsonl").open("w") as fh:
         for d in docs:
-            fh.write(json.dumps({"doc_id": d.doc_id, "title": d.title, "topic": d.topic, "text": doc_text(d)}) + "\n")
+            fh.write(
+                json.dumps({"doc_id": d.doc_id, "title": d.title, "topic": d.topic, "text": doc_text(d)})
+                + "\n"
+            )
     texts = {d.doc_id: doc_text(d) for d in docs}
     with (out / "testset.jsonl").open("w") as fh:
         for c in sorted(cases, key=lambda c: c.qid):
@@ -505,22 +844,45 @@ def main() -> None:
                 ch = next(x for x in chunks if x.chunk_id == cid)
                 i = texts[ch.doc_id].find(needle)
                 if i >= 0:
-                    evidence.append({"doc_id": ch.doc_id, "start": i, "end": i + len(needle), "quote": needle,
-                                     "grade": c.relevant[cid]})
-            rec = {"qid": c.qid, "question": c.question, "relevant": c.relevant, "evidence": evidence,
-                   "reference_answer": c.reference if c.relevant else None,
-                   "tags": {"type": c.type, "topic": c.topic, "source": c.source, **c.extra_tags},
-                   "split": c.split, "must_pass": c.must_pass}
+                    evidence.append(
+                        {
+                            "doc_id": ch.doc_id,
+                            "start": i,
+                            "end": i + len(needle),
+                            "quote": needle,
+                            "grade": c.relevant[cid],
+                        }
+                    )
+            rec = {
+                "qid": c.qid,
+                "question": c.question,
+                "relevant": c.relevant,
+                "evidence": evidence,
+                "reference_answer": c.reference if c.relevant else None,
+                "tags": {"type": c.type, "topic": c.topic, "source": c.source, **c.extra_tags},
+                "split": c.split,
+                "must_pass": c.must_pass,
+            }
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
     bm25 = BM25(chunks)
     for run_id, label, system, prompt, created in SYSTEMS:
         grnd = random.Random(f"gen|{prompt}")
         with RunWriter(
-            out / run_id, testset=out / "testset.jsonl", label=label, created=created,
-            system={"chunker": "paragraph", "retriever": system, "embedding_model": None if system == "bm25" else "hv-embed-small-v2",
-                    "fusion": "rrf k=60" if system != "bm25" else None, "reranker": "hv-rerank-base" if system == "rerank" else None,
-                    "top_k_context": 5, "prompt_version": prompt, "generator_model": "claude-sonnet-4-5"},
+            out / run_id,
+            testset=out / "testset.jsonl",
+            label=label,
+            created=created,
+            system={
+                "chunker": "paragraph",
+                "retriever": system,
+                "embedding_model": None if system == "bm25" else "hv-embed-small-v2",
+                "fusion": "rrf k=60" if system != "bm25" else None,
+                "reranker": "hv-rerank-base" if system == "rerank" else None,
+                "top_k_context": 5,
+                "prompt_version": prompt,
+                "generator_model": "claude-sonnet-4-5",
+            },
             judge={"model": "claude-opus-4-1", "prompt_version": "faithfulness-v3"},
         ) as w:
             for case in sorted(cases, key=lambda c: c.qid):
@@ -530,14 +892,18 @@ def main() -> None:
                 lat = 400 + 900 * grnd.random() + (250 if system == "rerank" else 0)
                 w.add(
                     case.qid,
-                    retrieved=[{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "score": s, "text": c.text}
-                               for c, s in ranked],
+                    retrieved=[
+                        {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "score": s, "text": c.text}
+                        for c, s in ranked
+                    ],
                     latency_ms=round(lat, 1),
                     tokens={"input": 900 + 40 * len(context), "output": 40 + len(str(gen["answer"])) // 4},
                     cost_usd=round(0.003 + 0.00001 * len(str(gen["answer"])), 5),
                     **gen,
                 )
-    print(f"wrote {len(docs)} documents, {len(chunks)} chunks, {len(cases)} questions, {len(SYSTEMS)} runs to {out}")
+    print(
+        f"wrote {len(docs)} documents, {len(chunks)} chunks, {len(cases)} questions, {len(SYSTEMS)} runs to {out}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Take a screenshot of a dashboard page on sample_runs/ (or --runs DIR) with Debian's Chromium.
 
-    python scripts/screenshot.py /compare?base=...&cand=... docs/compare.png
+python scripts/screenshot.py /compare?base=...&cand=... docs/compare.png
 """
 
 from __future__ import annotations

@@ -14,13 +14,20 @@ SAMPLE = ROOT / "sample_runs"
 
 
 def case(qid: str, relevant: dict[str, int] | None = None, **kw: Any) -> dict[str, Any]:
-    return {"qid": qid, "question": f"question {qid}?", "relevant": relevant or {},
-            "tags": {"type": "lookup", "topic": "t", "source": "real"}, **kw}
+    return {
+        "qid": qid,
+        "question": f"question {qid}?",
+        "relevant": relevant or {},
+        "tags": {"type": "lookup", "topic": "t", "source": "real"},
+        **kw,
+    }
 
 
 def write_jsonl(path: Path, rows: list[Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    path.write_text(
+        "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8"
+    )
     return path
 
 
@@ -48,9 +55,14 @@ def hostile_markdown_runs(runs: Path, qid: str = "hv-026", run_ids: tuple[str, .
                 rec["answer"] = payloads["answer"]
                 rec["retrieved"][0]["text"] = payloads["chunk"]
                 # A supported claim quoting the link: the quote is highlighted inside the chunk.
-                rec["judge"]["claims"] = [{"claim": payloads["claim"], "verdict": "SUPPORTED",
-                                           "quote": "[innocent chunk](https://evil.invalid/chunk)",
-                                           "chunk_id": rec["retrieved"][0]["chunk_id"]}]
+                rec["judge"]["claims"] = [
+                    {
+                        "claim": payloads["claim"],
+                        "verdict": "SUPPORTED",
+                        "quote": "[innocent chunk](https://evil.invalid/chunk)",
+                        "chunk_id": rec["retrieved"][0]["chunk_id"],
+                    }
+                ]
         write_jsonl(path, recs)
     return payloads
 
@@ -73,6 +85,51 @@ def make_data(seed: int, n_q: int = 300) -> tuple[pl.DataFrame, pl.DataFrame]:
         for j in judged:
             grade = rnd.choice([0, 0, 1, 1, 2, 3]) if qi % 17 else 0  # some questions: nothing relevant
             qrel_rows.append((qid, f"d{j:02d}", grade))
-    run = pl.DataFrame(run_rows, schema={"qid": pl.String, "chunk_id": pl.String, "score": pl.Float64}, orient="row")
-    qrels = pl.DataFrame(qrel_rows, schema={"qid": pl.String, "chunk_id": pl.String, "rel": pl.Int64}, orient="row")
+    run = pl.DataFrame(
+        run_rows, schema={"qid": pl.String, "chunk_id": pl.String, "score": pl.Float64}, orient="row"
+    )
+    qrels = pl.DataFrame(
+        qrel_rows, schema={"qid": pl.String, "chunk_id": pl.String, "rel": pl.Int64}, orient="row"
+    )
     return run, qrels
+
+
+def write_trec(tmp: Path, seed: int = 3) -> tuple[Path, Path]:
+    run, qrels = make_data(seed, n_q=80)
+    qp, rp = tmp / "qrels.txt", tmp / "run.txt"
+    qp.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.iter_rows()))
+    # Arbitrary rank column (trec_eval ignores it) and mixed white space.
+    rp.write_text("".join(f"{q}\tQ0  {d} 99 {s} myrun\n" for q, d, s in run.iter_rows()))
+    return qp, rp
+
+
+CUTS = (1, 3, 5, 10, 20)
+
+
+def oracle(run: pl.DataFrame, qrels: pl.DataFrame, level: int = 1) -> dict[str, dict[str, float]]:
+    """pytrec_eval's per-query values (trec_eval's C code) for the measures evalcore names. The test
+    that calls it skips (or, under CI, fails) without pytrec_eval: ``pytest.importorskip`` first."""
+    import pytrec_eval
+
+    q: dict[str, dict[str, int]] = {}
+    for qid, cid, rel in qrels.iter_rows():
+        q.setdefault(qid, {})[cid] = rel
+    r: dict[str, dict[str, float]] = {}
+    for qid, cid, score in run.iter_rows():
+        r.setdefault(qid, {})[cid] = score
+    ev = pytrec_eval.RelevanceEvaluator(
+        q,
+        {
+            f"P.{','.join(map(str, CUTS))}",
+            f"recall.{','.join(map(str, CUTS))}",
+            f"ndcg_cut.{','.join(map(str, CUTS))}",
+            f"map_cut.{','.join(map(str, CUTS))}",
+            "success.1,5,10",
+            "recip_rank",
+            "map",
+            "Rprec",
+            "ndcg",
+        },
+        relevance_level=level,
+    )
+    return ev.evaluate(r)

@@ -17,11 +17,17 @@ from helpers import ROOT
 
 # Lower number = lower layer. A module may import its own layer and lower ones.
 LAYERS: dict[str, int] = {
-    "evalcore._version": 0, "evalcore.errors": 0, "evalcore.schema": 0, "evalcore.cache": 0, "evalcore.stats": 0,
+    "evalcore._version": 0,
+    "evalcore.errors": 0,
+    "evalcore.schema": 0,
+    "evalcore.cache": 0,
+    "evalcore.stats": 0,
     "evalcore.metrics": 1,
     "evalcore.runs": 2,
     "evalcore.score": 3,
-    "evalcore.comparison": 4, "evalcore.question": 4, "evalcore.trec_eval": 4,
+    "evalcore.comparison": 4,
+    "evalcore.question": 4,
+    "evalcore.trec_eval": 4,
     "evalcore.gate": 5,
     "evalcore.cli": 6,
 }
@@ -63,8 +69,12 @@ def _layer(module: str) -> tuple[str, int] | None:
 
 @functools.cache
 def _graph() -> dict[str, set[str]]:
-    files = [*(ROOT / "evalcore").rglob("*.py"), *(ROOT / "dashboard").rglob("*.py"), *(ROOT / "pages").glob("*.py"),
-             ROOT / "app.py"]
+    files = [
+        *(ROOT / "evalcore").rglob("*.py"),
+        *(ROOT / "dashboard").rglob("*.py"),
+        *(ROOT / "pages").glob("*.py"),
+        ROOT / "app.py",
+    ]
     return {_module_name(p): _imports(p) for p in files}
 
 
@@ -124,7 +134,7 @@ def test_there_is_no_import_cycle() -> None:
         stack.append(m)
         for n in sorted(graph.get(m, ())):
             if seen.get(n) == 1:
-                cycle = [*stack[stack.index(n):], n]
+                cycle = [*stack[stack.index(n) :], n]
                 raise AssertionError("import cycle: " + " -> ".join(cycle))
             if n not in seen:
                 visit(n)
@@ -137,8 +147,10 @@ def test_there_is_no_import_cycle() -> None:
 
 
 def test_importing_evalcore_pulls_in_neither_streamlit_nor_anthropic() -> None:
-    code = ("import sys, evalcore, evalcore.cli, evalcore.gate, evalcore.runs.importers, evalcore.trec_eval; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('streamlit', 'anthropic')))")
+    code = (
+        "import sys, evalcore, evalcore.cli, evalcore.gate, evalcore.runs.importers, evalcore.trec_eval; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('streamlit', 'anthropic')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
 
@@ -150,7 +162,9 @@ def test_schema_command_prints_every_file_format(capsys) -> None:  # type: ignor
 
     assert main(["schema"]) == 0
     schemas = json.loads(capsys.readouterr().out)
-    assert any(k.startswith("run.json") for k in schemas) and any(k.startswith("results.jsonl") for k in schemas)
+    assert any(k.startswith("run.json") for k in schemas) and any(
+        k.startswith("results.jsonl") for k in schemas
+    )
 
 
 def test_the_public_api_names_the_functions_whatever_was_imported_first() -> None:
@@ -158,10 +172,14 @@ def test_the_public_api_names_the_functions_whatever_was_imported_first() -> Non
     it would shadow the function (evalcore/compare.py did, and `from evalcore import compare` broke)."""
     import evalcore
 
-    modules = {p.stem for p in (ROOT / "evalcore").glob("*.py")} | {p.name for p in (ROOT / "evalcore").iterdir() if p.is_dir()}
+    modules = {p.stem for p in (ROOT / "evalcore").glob("*.py")} | {
+        p.name for p in (ROOT / "evalcore").iterdir() if p.is_dir()
+    }
     assert not modules & set(evalcore.__all__)
-    code = ("import evalcore.comparison, evalcore.score, evalcore.question; from evalcore import compare, score_run, "
-            "load_runs, RunWriter, summarize; print(all(callable(f) for f in (compare, score_run, load_runs, "
-            "RunWriter, summarize)) and compare.__module__ == 'evalcore.comparison')")
+    code = (
+        "import evalcore.comparison, evalcore.score, evalcore.question; from evalcore import compare, score_run, "
+        "load_runs, RunWriter, summarize; print(all(callable(f) for f in (compare, score_run, load_runs, "
+        "RunWriter, summarize)) and compare.__module__ == 'evalcore.comparison')"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "True", out.stderr

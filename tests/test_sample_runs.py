@@ -14,8 +14,11 @@ from helpers import ROOT, SAMPLE
 
 def test_generator_reproduces_the_committed_files_byte_for_byte(tmp_path: Path) -> None:
     out = tmp_path / "regen"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_sample_runs.py"), "--out", str(out)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_sample_runs.py"), "--out", str(out)],
+        check=True,
+        capture_output=True,
+    )
     committed = sorted(p.relative_to(SAMPLE) for p in SAMPLE.rglob("*") if p.is_file())
     assert sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file()) == committed
     for rel in committed:

@@ -26,14 +26,46 @@ from numba import njit
 
 P, R, HIT, RR, AP, RPREC, NDCG, NDCG_EXP, JUDGED = range(9)
 # trec_eval's other measures (m_<name>.c there); ``param`` is each one's float parameter.
-BPREF, IPREC, RPREC_MULT, INFAP, REL_P, NONREL_JUDGED_RET, NUM_RET, NUM_REL_RET, NUM_REL, PT11, IPREC_FMA, PT11_FMA = range(9, 21)
+(
+    BPREF,
+    IPREC,
+    RPREC_MULT,
+    INFAP,
+    REL_P,
+    NONREL_JUDGED_RET,
+    NUM_RET,
+    NUM_REL_RET,
+    NUM_REL,
+    PT11,
+    IPREC_FMA,
+    PT11_FMA,
+) = range(9, 21)
 MAX_TIE = 64  # longer groups of tied scores are sorted by the caller
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # as C literals, not p / 10
 INFAP_EPSILON = 0.00001  # trec_eval.h
-KINDS = {"P": P, "R": R, "hit": HIT, "RR": RR, "AP": AP, "Rprec": RPREC, "nDCG": NDCG, "nDCG_exp": NDCG_EXP, "judged": JUDGED,
-         "bpref": BPREF, "iprec": IPREC, "Rprec_mult": RPREC_MULT, "infAP": INFAP, "relP": REL_P,
-         "nonrel_judged_ret": NONREL_JUDGED_RET, "num_ret": NUM_RET, "num_rel_ret": NUM_REL_RET, "num_rel": NUM_REL,
-         "pt11": PT11, "iprec_fma": IPREC_FMA, "pt11_fma": PT11_FMA}
+KINDS = {
+    "P": P,
+    "R": R,
+    "hit": HIT,
+    "RR": RR,
+    "AP": AP,
+    "Rprec": RPREC,
+    "nDCG": NDCG,
+    "nDCG_exp": NDCG_EXP,
+    "judged": JUDGED,
+    "bpref": BPREF,
+    "iprec": IPREC,
+    "Rprec_mult": RPREC_MULT,
+    "infAP": INFAP,
+    "relP": REL_P,
+    "nonrel_judged_ret": NONREL_JUDGED_RET,
+    "num_ret": NUM_RET,
+    "num_rel_ret": NUM_REL_RET,
+    "num_rel": NUM_REL,
+    "pt11": PT11,
+    "iprec_fma": IPREC_FMA,
+    "pt11_fma": PT11_FMA,
+}
 
 
 @njit(cache=True, nogil=True)
@@ -96,9 +128,21 @@ def _descending(values: np.ndarray) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def score_blocks(
-    start: np.ndarray, end: np.ndarray, bq: np.ndarray, c: np.ndarray, br: np.ndarray, s: np.ndarray,
-    qstart: np.ndarray, qend: np.ndarray, qc: np.ndarray, qr: np.ndarray,
-    kind: np.ndarray, cut: np.ndarray, lvl: np.ndarray, param: np.ndarray, limit: int,
+    start: np.ndarray,
+    end: np.ndarray,
+    bq: np.ndarray,
+    c: np.ndarray,
+    br: np.ndarray,
+    s: np.ndarray,
+    qstart: np.ndarray,
+    qend: np.ndarray,
+    qc: np.ndarray,
+    qr: np.ndarray,
+    kind: np.ndarray,
+    cut: np.ndarray,
+    lvl: np.ndarray,
+    param: np.ndarray,
+    limit: int,
 ) -> np.ndarray:
     """Per-block measure values ``out[b, j]``. No chunk may repeat within a block (the caller checks
     with :func:`first_repeat`).
@@ -149,7 +193,14 @@ def score_blocks(
 
 @njit(cache=True, nogil=True)
 def _measure(
-    k: int, cut: int, lvl: int, param: float, m: int, grade: np.ndarray, judged: np.ndarray, labels: np.ndarray,
+    k: int,
+    cut: int,
+    lvl: int,
+    param: float,
+    m: int,
+    grade: np.ndarray,
+    judged: np.ndarray,
+    labels: np.ndarray,
     ideal: np.ndarray,
 ) -> float:
     """One measure of one question from its ranked grades (``grade[:m]``, ``judged[:m]``), all its
@@ -233,8 +284,16 @@ def _fma(a: float, b: float, c: float) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _iprec(lvl: int, m: int, grade: np.ndarray, judged: np.ndarray, nrel: int, rel_ret: int, level: float,
-           fused: bool) -> float:
+def _iprec(
+    lvl: int,
+    m: int,
+    grade: np.ndarray,
+    judged: np.ndarray,
+    nrel: int,
+    rel_ret: int,
+    level: float,
+    fused: bool,
+) -> float:
     """Interpolated precision at recall ``level`` (m_iprec_at_recall.c): the highest precision at any
     rank at or after the one where recall reaches the level.
 
@@ -262,7 +321,14 @@ def _iprec(lvl: int, m: int, grade: np.ndarray, judged: np.ndarray, nrel: int, r
 
 @njit(cache=True, nogil=True)
 def _trec_measure(
-    k: int, cut: int, lvl: int, param: float, m: int, grade: np.ndarray, judged: np.ndarray, labels: np.ndarray,
+    k: int,
+    cut: int,
+    lvl: int,
+    param: float,
+    m: int,
+    grade: np.ndarray,
+    judged: np.ndarray,
+    labels: np.ndarray,
     nrel: int,
 ) -> float:
     """trec_eval's further measures, each as its m_<name>.c computes it."""
@@ -334,8 +400,8 @@ def _trec_measure(
         else:
             fj = float(r)
             value += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
-                (rel_so_far - 1 + nonrel_so_far + unjudged_so_far) / fj) * (
-                (rel_so_far - 1 + INFAP_EPSILON) / (rel_so_far - 1 + nonrel_so_far + 2 * INFAP_EPSILON))
+                (rel_so_far - 1 + nonrel_so_far + unjudged_so_far) / fj
+            ) * ((rel_so_far - 1 + INFAP_EPSILON) / (rel_so_far - 1 + nonrel_so_far + 2 * INFAP_EPSILON))
     return value / nrel if nrel > 0 else 0.0
 
 
@@ -380,7 +446,12 @@ def scan_text(buf: np.ndarray) -> tuple[int, bool]:
     for i in range(n):
         ch = buf[i]
         spaces += ch == 32
-        odd += (ch == 9) | (ch == 13) | ((ch == 32) & ((prev == 32) | (prev == 10))) | ((ch == 35) & (prev == 10))
+        odd += (
+            (ch == 9)
+            | (ch == 13)
+            | ((ch == 32) & ((prev == 32) | (prev == 10)))
+            | ((ch == 35) & (prev == 10))
+        )
         prev = ch
     return spaces, odd > 0
 
@@ -389,8 +460,23 @@ def warm_up() -> None:
     """Load the compiled code (numba's cache, or a compile on the first run after an install)."""
     one = np.zeros(1, np.int64)
     code = np.zeros(1, np.uint32)  # chunk codes come as polars' categorical codes
-    score_blocks(one, one + 1, one, code, one, np.zeros(1), one, one + 1, code, one, one + NDCG, one + 1, one + 1,
-                 np.zeros(1), 0)
+    score_blocks(
+        one,
+        one + 1,
+        one,
+        code,
+        one,
+        np.zeros(1),
+        one,
+        one + 1,
+        code,
+        one,
+        one + NDCG,
+        one + 1,
+        one + 1,
+        np.zeros(1),
+        0,
+    )
     first_repeat(one, one + 1, code, 1)
     nearly_ranked(one, one + 1, np.zeros(1), MAX_TIE)
     scan_text(np.zeros(1, np.uint8))

@@ -74,13 +74,27 @@ class MetricInfo:
 GENERATION: dict[str, MetricInfo] = {
     m.name: m
     for m in [
-        MetricInfo("faithfulness", "generation", True, "answer",
-                   "SUPPORTED claims whose quote is in the context / claims; n/a without claims"),
-        MetricInfo("correctness", "generation", True, "answer",
-                   "judge verdict against the reference answer (1, 0.5, 0)"),
+        MetricInfo(
+            "faithfulness",
+            "generation",
+            True,
+            "answer",
+            "SUPPORTED claims whose quote is in the context / claims; n/a without claims",
+        ),
+        MetricInfo(
+            "correctness",
+            "generation",
+            True,
+            "answer",
+            "judge verdict against the reference answer (1, 0.5, 0)",
+        ),
         MetricInfo("relevance", "generation", True, "soft", "does the answer address the question (0..1)"),
-        MetricInfo("abstention", "generation", True, "abstention", "unanswerable questions: declined to answer"),
-        MetricInfo("false_refusal", "generation", False, "abstention", "answerable questions: declined to answer"),
+        MetricInfo(
+            "abstention", "generation", True, "abstention", "unanswerable questions: declined to answer"
+        ),
+        MetricInfo(
+            "false_refusal", "generation", False, "abstention", "answerable questions: declined to answer"
+        ),
         MetricInfo("no_answer", "generation", None, "rate", "all questions: declined to answer"),
     ]
 }
@@ -97,7 +111,9 @@ def metric_info(name: str) -> MetricInfo:
     if name in GENERATION:
         return GENERATION[name]
     if name.startswith("ext:"):
-        return MetricInfo(name, "external", True, "soft", "computed outside evalcore (imported); not recomputed here")
+        return MetricInfo(
+            name, "external", True, "soft", "computed outside evalcore (imported); not recomputed here"
+        )
     m = parse_measure(name)
     return MetricInfo(str(m), "retrieval", True, "retrieval", SPECS[m.name].formula)
 

@@ -29,8 +29,14 @@ def context_chunks(retrieved: pl.DataFrame, context_k: int | None) -> pl.DataFra
     return ranked.select("qid", "chunk_id", "text", "rank").collect()
 
 
-def generation_scores(results: pl.DataFrame, claims: pl.DataFrame, retrieved: pl.DataFrame,
-                      cases: pl.DataFrame, *, context_k: int | None = None) -> pl.DataFrame:
+def generation_scores(
+    results: pl.DataFrame,
+    claims: pl.DataFrame,
+    retrieved: pl.DataFrame,
+    cases: pl.DataFrame,
+    *,
+    context_k: int | None = None,
+) -> pl.DataFrame:
     """Per-question generation measures (null where a measure does not apply). Quotes are checked
     against the top ``context_k`` retrieved chunks (all of them when None)."""
     checked = check_quotes(claims, context_chunks(retrieved, context_k))

@@ -30,36 +30,71 @@ class MeasureSpec:
 SPECS: dict[str, MeasureSpec] = {
     s.name: s
     for s in [
-        MeasureSpec("P", "precision@k", "|relevant in top k| / k  (missing ranks count as not relevant)", "required", True),
+        MeasureSpec(
+            "P",
+            "precision@k",
+            "|relevant in top k| / k  (missing ranks count as not relevant)",
+            "required",
+            True,
+        ),
         MeasureSpec("R", "recall@k", "|relevant in top k| / |relevant|", "required", True),
         MeasureSpec("hit", "hit@k (success)", "1 if any relevant in top k else 0", "required", True),
-        MeasureSpec("RR", "reciprocal rank", "1 / rank of the first relevant result (0 if none; within k for RR@k)", "optional", True),
         MeasureSpec(
-            "nDCG", "nDCG (linear gain)",
-            "DCG@k / IDCG@k, DCG@k = sum_{i<=k} rel_i / log2(i+1), IDCG from all labeled items", "optional", False,
+            "RR",
+            "reciprocal rank",
+            "1 / rank of the first relevant result (0 if none; within k for RR@k)",
+            "optional",
+            True,
         ),
         MeasureSpec(
-            "nDCG_exp", "nDCG (exponential gain)",
-            "as nDCG with gain 2^rel_i - 1", "optional", False,
+            "nDCG",
+            "nDCG (linear gain)",
+            "DCG@k / IDCG@k, DCG@k = sum_{i<=k} rel_i / log2(i+1), IDCG from all labeled items",
+            "optional",
+            False,
         ),
         MeasureSpec(
-            "AP", "average precision",
-            "sum over relevant retrieved ranks r (<= k) of P@r, divided by |relevant|", "optional", True,
+            "nDCG_exp",
+            "nDCG (exponential gain)",
+            "as nDCG with gain 2^rel_i - 1",
+            "optional",
+            False,
+        ),
+        MeasureSpec(
+            "AP",
+            "average precision",
+            "sum over relevant retrieved ranks r (<= k) of P@r, divided by |relevant|",
+            "optional",
+            True,
         ),
         MeasureSpec("Rprec", "R-precision", "|relevant in top R| / R, R = |relevant|", "none", True),
         MeasureSpec("judged", "judged@k", "|labeled (any grade) in top k| / k", "required", False),
         MeasureSpec(
-            "bpref", "bpref (binary preference)",
+            "bpref",
+            "bpref (binary preference)",
             "mean over relevant retrieved r of 1 - min(|judged non-relevant above r|, R) / min(N, R); "
-            "unlabeled chunks are skipped, not counted as non-relevant (Buckley & Voorhees 2004)", "none", True,
+            "unlabeled chunks are skipped, not counted as non-relevant (Buckley & Voorhees 2004)",
+            "none",
+            True,
         ),
         # trec_eval's other measures, used by `evalcore trec` (not offered as RAG metrics):
-        MeasureSpec("infAP", "inferred AP", "AP estimated from a sampled pool (Yilmaz & Aslam 2006)", "none", True),
-        MeasureSpec("iprec", "interpolated precision at a recall level", "max P at ranks with recall >= level",
-                    "none", True),
-        MeasureSpec("pt11", "11-point average", "mean interpolated precision at recall 0, 0.1, ..., 1", "none", True),
+        MeasureSpec(
+            "infAP", "inferred AP", "AP estimated from a sampled pool (Yilmaz & Aslam 2006)", "none", True
+        ),
+        MeasureSpec(
+            "iprec",
+            "interpolated precision at a recall level",
+            "max P at ranks with recall >= level",
+            "none",
+            True,
+        ),
+        MeasureSpec(
+            "pt11", "11-point average", "mean interpolated precision at recall 0, 0.1, ..., 1", "none", True
+        ),
         MeasureSpec("iprec_fma", "iprec, the level's count in one rounding", "as iprec", "none", True),
-        MeasureSpec("pt11_fma", "11-point average, the levels' counts in one rounding", "as pt11", "none", True),
+        MeasureSpec(
+            "pt11_fma", "11-point average, the levels' counts in one rounding", "as pt11", "none", True
+        ),
         MeasureSpec("Rprec_mult", "precision at a multiple of R", "P at (long)(x R + 0.9)", "none", True),
         MeasureSpec("relP", "relative precision", "|relevant in top k| / min(k, R)", "required", True),
         MeasureSpec("nonrel_judged_ret", "judged non-relevant retrieved", "count", "none", True),
@@ -70,9 +105,22 @@ SPECS: dict[str, MeasureSpec] = {
 }
 
 _ALIASES = {
-    "p": "P", "precision": "P", "r": "R", "recall": "R", "hit": "hit", "success": "hit", "rr": "RR",
-    "mrr": "RR", "ndcg": "nDCG", "ndcg_exp": "nDCG_exp", "ap": "AP", "map": "AP", "rprec": "Rprec",
-    "r-prec": "Rprec", "judged": "judged", "bpref": "bpref",
+    "p": "P",
+    "precision": "P",
+    "r": "R",
+    "recall": "R",
+    "hit": "hit",
+    "success": "hit",
+    "rr": "RR",
+    "mrr": "RR",
+    "ndcg": "nDCG",
+    "ndcg_exp": "nDCG_exp",
+    "ap": "AP",
+    "map": "AP",
+    "rprec": "Rprec",
+    "r-prec": "Rprec",
+    "judged": "judged",
+    "bpref": "bpref",
 }
 
 _NAME_RE = re.compile(r"^(?P<name>[A-Za-z_-]+)(?:\(rel=(?P<rel>\d+)\))?(?:@(?P<k>\d+))?$")
@@ -134,6 +182,18 @@ def parse_measures(texts: list[str] | tuple[str, ...] | str) -> list[Measure]:
 
 
 def known_examples() -> list[str]:
-    return ["P@5", "R@10", "hit@5", "RR", "RR@10", "nDCG@10", "nDCG", "nDCG_exp@10", "AP", "AP@100", "Rprec", "bpref",
-            "judged@10"]
-
+    return [
+        "P@5",
+        "R@10",
+        "hit@5",
+        "RR",
+        "RR@10",
+        "nDCG@10",
+        "nDCG",
+        "nDCG_exp@10",
+        "AP",
+        "AP@100",
+        "Rprec",
+        "bpref",
+        "judged@10",
+    ]

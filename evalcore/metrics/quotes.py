@@ -18,7 +18,7 @@ Every result says which kind of match it was.
 
 >>> m = find("the Vault tier are kept", ['Backups in the "Vault" tier are kept for 90 days.'])
 >>> (m.kind, m.index, m.start, m.end)
-('exact', 0, 11, 34)
+('exact', 0, 11, 36)
 >>> find("kept for 30 days", ["kept for 90 days"]) is None
 True
 """
@@ -173,8 +173,12 @@ def check_quotes(claims: pl.DataFrame, context: pl.DataFrame) -> pl.DataFrame:
     match). Vectorised for the exact match; the fuzzy one runs only on quotes that failed it."""
     claims = claims.with_row_index("_claim")
     quoted = claims.filter(pl.col("quote").is_not_null())
-    q = quoted.select("_claim", "qid", _q=fold_quotes(quoted["quote"])).filter(pl.col("_q").str.len_chars() > 0)
-    mine = context.join(q.select("qid").unique(), on="qid", how="semi").select("qid", "chunk_id", "text", "rank")
+    q = quoted.select("_claim", "qid", _q=fold_quotes(quoted["quote"])).filter(
+        pl.col("_q").str.len_chars() > 0
+    )
+    mine = context.join(q.select("qid").unique(), on="qid", how="semi").select(
+        "qid", "chunk_id", "text", "rank"
+    )
     # A chunk is retrieved for many questions: fold each distinct text once.
     distinct = mine.select("text").unique().drop_nulls()
     distinct = distinct.with_columns(norm=fold_series(distinct["text"]))
@@ -194,9 +198,18 @@ def check_quotes(claims: pl.DataFrame, context: pl.DataFrame) -> pl.DataFrame:
         if hit is not None and (claim not in fuzzy_rows or hit[2] > fuzzy_rows[claim][1]):
             fuzzy_rows[claim] = (chunk_id, hit[2])
     fuzzy = pl.DataFrame(
-        {"_claim": list(fuzzy_rows), "quote_chunk": [v[0] for v in fuzzy_rows.values()],
-         "quote_match": ["fuzzy"] * len(fuzzy_rows), "_score": [v[1] for v in fuzzy_rows.values()]},
-        schema={"_claim": pl.UInt32, "quote_chunk": pl.String, "quote_match": pl.String, "_score": pl.Float64},
+        {
+            "_claim": list(fuzzy_rows),
+            "quote_chunk": [v[0] for v in fuzzy_rows.values()],
+            "quote_match": ["fuzzy"] * len(fuzzy_rows),
+            "_score": [v[1] for v in fuzzy_rows.values()],
+        },
+        schema={
+            "_claim": pl.UInt32,
+            "quote_chunk": pl.String,
+            "quote_match": pl.String,
+            "_score": pl.Float64,
+        },
     )
     found = pl.concat([exact.cast({"_claim": pl.UInt32}), fuzzy], how="vertical_relaxed")
     return (

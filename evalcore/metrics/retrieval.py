@@ -59,7 +59,9 @@ def kernel() -> ModuleType:
 
         if not _KERNEL_READY:
             if not _compiled_before(Path(_kernel.__file__)):
-                _log.warning("evalcore: compiling the retrieval metrics kernel (once after an install; about 10 s)")
+                _log.warning(
+                    "evalcore: compiling the retrieval metrics kernel (once after an install; about 10 s)"
+                )
             _kernel.warm_up()
             _KERNEL_READY.append(True)
         return _kernel
@@ -194,8 +196,22 @@ def evaluate(
         msg = f"chunk {cnames[int(c[dup])]!r} is listed twice for question {qid!r}; each chunk may appear once per ranked list"
         raise ValueError(msg)
     values = _score_parallel(
-        k, starts[pick], ends[pick], bq[pick], c, rank, score,
-        qstart, qend, lc, qrels_df["rel"].to_numpy(), kind, cut, lvl, param, limit,
+        k,
+        starts[pick],
+        ends[pick],
+        bq[pick],
+        c,
+        rank,
+        score,
+        qstart,
+        qend,
+        lc,
+        qrels_df["rel"].to_numpy(),
+        kind,
+        cut,
+        lvl,
+        param,
+        limit,
     )
 
     # Every target question gets a row; one with no retrieved chunk scores 0 on everything.
@@ -227,7 +243,9 @@ def _rank_order_within_ties(
     return c[order], score[order]
 
 
-def _score_parallel(k: ModuleType, start: np.ndarray, end: np.ndarray, bq: np.ndarray, *rest: object) -> np.ndarray:
+def _score_parallel(
+    k: ModuleType, start: np.ndarray, end: np.ndarray, bq: np.ndarray, *rest: object
+) -> np.ndarray:
     """Run the kernel over the blocks split into one part per core, on threads (it releases the
     interpreter lock). Returns the values in block order."""
     rows = int((end - start).sum())

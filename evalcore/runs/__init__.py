@@ -8,11 +8,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 _API = {
-    "LoadResult": "load", "Run": "load", "discover_runs": "load", "load_run": "load", "load_runs": "load",
-    "read_run": "load", "TestSet": "testset", "read_testset": "testset", "RunWriter": "writer",
+    "LoadResult": "load",
+    "Run": "load",
+    "discover_runs": "load",
+    "load_run": "load",
+    "load_runs": "load",
+    "read_run": "load",
+    "TestSet": "testset",
+    "read_testset": "testset",
+    "RunWriter": "writer",
 }
-__all__ = ["LoadResult", "Run", "RunWriter", "TestSet", "discover_runs", "load_run", "load_runs", "read_run",
-           "read_testset"]
+__all__ = [
+    "LoadResult",
+    "Run",
+    "RunWriter",
+    "TestSet",
+    "discover_runs",
+    "load_run",
+    "load_runs",
+    "read_run",
+    "read_testset",
+]
 
 
 def __getattr__(name: str) -> Any:

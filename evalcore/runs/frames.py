@@ -134,7 +134,10 @@ def check_records(run_path: Path, frames: dict[str, pl.DataFrame], problems: Pro
     if retrieved.group_by("qid").agg(ok=pl.col("chunk_id").n_unique() == pl.len())["ok"].all():
         return
     dup_chunks = (
-        retrieved.group_by("qid", "chunk_id").agg(pl.len(), pl.first("line")).filter(pl.col("len") > 1).head(50)
+        retrieved.group_by("qid", "chunk_id")
+        .agg(pl.len(), pl.first("line"))
+        .filter(pl.col("len") > 1)
+        .head(50)
     )
     for row in dup_chunks.sort("line").iter_rows(named=True):
         problems.error(

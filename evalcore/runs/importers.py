@@ -53,12 +53,17 @@ def import_trec(qrels: str | Path, run: str | Path, out: str | Path, *, run_id: 
         q.group_by("qid")
         .agg(relevant=pl.concat_str(_json_str(pl.col("chunk_id")), pl.lit(":"), pl.col("rel")).str.join(","))
         .sort("qid")
-        .select(pl.concat_str(
-            pl.lit('{"qid":'), _json_str(pl.col("qid")), pl.lit(',"question":'),
-            _json_str(pl.concat_str(pl.lit("(TREC query "), pl.col("qid"), pl.lit(")"))),
-            pl.lit(',"relevant":{'), pl.col("relevant"),
-            pl.lit('},"tags":{"type":"trec","topic":"trec","source":"real"}}'),
-        ))
+        .select(
+            pl.concat_str(
+                pl.lit('{"qid":'),
+                _json_str(pl.col("qid")),
+                pl.lit(',"question":'),
+                _json_str(pl.concat_str(pl.lit("(TREC query "), pl.col("qid"), pl.lit(")"))),
+                pl.lit(',"relevant":{'),
+                pl.col("relevant"),
+                pl.lit('},"tags":{"type":"trec","topic":"trec","source":"real"}}'),
+            )
+        )
     )
     _write_lines(ts, lines.to_series())
     # trec_eval ignores queries without qrels; so does the import.
@@ -113,8 +118,17 @@ def _parse_list(text: str, path: Path, col: str) -> list[str]:
         try:
             value = ast.literal_eval(text)
         except (ValueError, SyntaxError):
-            raise InputError([Problem(str(path), "cannot read the list of contexts", field=col,
-                                      found=text[:60], expected="a JSON or Python list of strings")]) from None
+            raise InputError(
+                [
+                    Problem(
+                        str(path),
+                        "cannot read the list of contexts",
+                        field=col,
+                        found=text[:60],
+                        expected="a JSON or Python list of strings",
+                    )
+                ]
+            ) from None
     if not isinstance(value, list):
         raise InputError([Problem(str(path), "expected a list of strings", field=col, found=text[:60])])
     return [str(v) for v in value]
@@ -128,8 +142,15 @@ def import_ragas(path: str | Path, out: str | Path, *, run_id: str | None = None
     for i, r in enumerate(rows, start=1):
         for col in ("user_input", "retrieved_contexts"):
             if r.get(col) in (None, ""):
-                problems.append(Problem(str(path), "required column is empty", line=i + (1 if path.suffix == ".csv" else 0),
-                                        field=col, hint="Ragas exports need user_input and retrieved_contexts"))
+                problems.append(
+                    Problem(
+                        str(path),
+                        "required column is empty",
+                        line=i + (1 if path.suffix == ".csv" else 0),
+                        field=col,
+                        hint="Ragas exports need user_input and retrieved_contexts",
+                    )
+                )
     if problems:
         raise InputError(problems)
     rid = run_id or path.stem
@@ -140,7 +161,8 @@ def import_ragas(path: str | Path, out: str | Path, *, run_id: str | None = None
         qid = f"ragas-{i:05d}"
         ref_ctx = r.get("reference_contexts") or []
         case: dict[str, Any] = {
-            "qid": qid, "question": r["user_input"],
+            "qid": qid,
+            "question": r["user_input"],
             # Ragas has no chunk labels; reference contexts, where present, become the relevant set.
             "relevant": {chunk_id_for(t): 1 for t in ref_ctx},
             "reference_answer": r.get("reference"),
@@ -161,21 +183,38 @@ def import_ragas(path: str | Path, out: str | Path, *, run_id: str | None = None
                 continue
             if ext[m] is not None and ext[m] != ext[m]:  # NaN: Ragas writes it for a failed metric
                 ext[m] = None
-        records.append((qid, {
-            "retrieved": [{"chunk_id": chunk_id_for(t), "score": float(len(ctx) - j), "text": t} for j, t in enumerate(ctx)],
-            "answer": r.get("response"),
-            "external_scores": ext,
-        }))
+        records.append(
+            (
+                qid,
+                {
+                    "retrieved": [
+                        {"chunk_id": chunk_id_for(t), "score": float(len(ctx) - j), "text": t}
+                        for j, t in enumerate(ctx)
+                    ],
+                    "answer": r.get("response"),
+                    "external_scores": ext,
+                },
+            )
+        )
     ts = out / "testset.jsonl"
     _write_testset(ts, cases)
     notes = None
     if not labeled:
-        notes = ("The export has no reference_contexts: no question has labeled chunks, so evalcore's retrieval "
-                 "metrics are not computed (the questions count as answerable, with no labels); use the external "
-                 "Ragas scores, or add labels to testset.jsonl.")
-    with RunWriter(out / rid, testset=ts, run_id=rid, label=f"{rid} (imported from Ragas)", notes=notes,
-                   created=datetime.now(UTC), system={"imported_from": "ragas"},
-                   external_metrics={m: "ragas" for m in metric_cols}) as w:
+        notes = (
+            "The export has no reference_contexts: no question has labeled chunks, so evalcore's retrieval "
+            "metrics are not computed (the questions count as answerable, with no labels); use the external "
+            "Ragas scores, or add labels to testset.jsonl."
+        )
+    with RunWriter(
+        out / rid,
+        testset=ts,
+        run_id=rid,
+        label=f"{rid} (imported from Ragas)",
+        notes=notes,
+        created=datetime.now(UTC),
+        system={"imported_from": "ragas"},
+        external_metrics={m: "ragas" for m in metric_cols},
+    ) as w:
         for qid, rec in records:
             w.add(qid, **rec)
     return out / rid

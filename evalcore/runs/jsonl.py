@@ -160,7 +160,10 @@ def validate_line(
                 )
             elif kind == "missing":
                 problems.error(
-                    path, "required field is missing", line=lineno, field=field_path(loc),
+                    path,
+                    "required field is missing",
+                    line=lineno,
+                    field=field_path(loc),
                     hint="add it (see `evalcore schema`)",
                 )
             else:
@@ -189,7 +192,8 @@ def read_plain(path: Path, *, no_null: Sequence[str] = ()) -> pl.DataFrame | Non
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
                 view = np.frombuffer(mm, dtype=np.uint8)
                 problem, _, lines, blank, values, strings = scan_jsonl(
-                    view, np.array([key_hash(k.encode()) for k in no_null], np.int64))
+                    view, np.array([key_hash(k.encode()) for k in no_null], np.int64)
+                )
                 del view  # the map cannot close while an array points into it
     except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
         return None

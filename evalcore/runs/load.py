@@ -31,6 +31,7 @@ from evalcore.schema import ResultRecord, RunManifest
 
 _TESTSET_LOCK = threading.Lock()
 
+
 @dataclass(frozen=True)
 class Run:
     """One loaded run: the manifest and long tables of its results."""
@@ -114,11 +115,18 @@ def _results_jsonl_fast(path: Path) -> dict[str, pl.DataFrame] | None:
         fields = [f for f in ext.fields if f.dtype != pl.Null]
         if any(f.dtype not in (pl.Float64, pl.Int64) for f in fields):
             return None
-        pairs = [pl.struct(name=pl.lit(f.name), value=pl.col("external_scores").struct.field(f.name).cast(pl.Float64))
-                 for f in fields]
+        pairs = [
+            pl.struct(
+                name=pl.lit(f.name), value=pl.col("external_scores").struct.field(f.name).cast(pl.Float64)
+            )
+            for f in fields
+        ]
         df = df.with_columns(
-            external_scores=pl.concat_list(pairs).list.eval(pl.element().filter(pl.element().struct.field("value").is_not_null()))
-            if pairs else pl.lit(None, dtype=pl.Null)
+            external_scores=pl.concat_list(pairs).list.eval(
+                pl.element().filter(pl.element().struct.field("value").is_not_null())
+            )
+            if pairs
+            else pl.lit(None, dtype=pl.Null)
         )
     elif ext is not None and ext != pl.Null:
         return None
@@ -157,7 +165,9 @@ def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFr
     return frames_from_records(records)
 
 
-def _check_against_testset(run_path: Path, results: pl.DataFrame, testset: TestSet, problems: Problems) -> None:
+def _check_against_testset(
+    run_path: Path, results: pl.DataFrame, testset: TestSet, problems: Problems
+) -> None:
     """Every qid is in the test set; questions of the test set without a result are noted."""
     unknown = results.join(testset.cases.select("qid"), on="qid", how="anti").head(50)
     for row in unknown.iter_rows(named=True):
@@ -279,9 +289,13 @@ def _read_run_body(
     if jsonl.exists() and parquet.exists():
         problems.error(folder, "both results.jsonl and results.parquet exist", hint="keep one of them")
         return None
-    source_key = file_key(parquet if parquet.exists() else jsonl) if (parquet.exists() or jsonl.exists()) else None
+    source_key = (
+        file_key(parquet if parquet.exists() else jsonl) if (parquet.exists() or jsonl.exists()) else None
+    )
     if not (parquet.exists() or jsonl.exists()):
-        problems.error(folder, "no results.jsonl or results.parquet in the run folder", hint="write one with RunWriter")
+        problems.error(
+            folder, "no results.jsonl or results.parquet in the run folder", hint="write one with RunWriter"
+        )
         return None
     results_path = parquet if parquet.exists() else jsonl
     # A file that read cleanly before and has not changed since comes from the cache, checked.
@@ -299,8 +313,14 @@ def _read_run_body(
     if len(problems.errors) > before:
         return None
     return Run(
-        path=folder, manifest=manifest, testset=ts, results=frames["results"], retrieved=frames["retrieved"],
-        claims=frames["claims"], external=frames["external"], source_key=source_key,
+        path=folder,
+        manifest=manifest,
+        testset=ts,
+        results=frames["results"],
+        retrieved=frames["retrieved"],
+        claims=frames["claims"],
+        external=frames["external"],
+        source_key=source_key,
     )
 
 

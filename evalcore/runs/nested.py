@@ -15,8 +15,18 @@ from evalcore.metrics.refusal import REFUSAL_PATTERN
 from evalcore.runs.frames import CLAIMS_SCHEMA, EXTERNAL_SCHEMA, RESULTS_SCHEMA, RETRIEVED_SCHEMA
 from evalcore.schema import CORRECTNESS_SCORE, VERDICTS
 
-_TOP = {"qid", "retrieved", "answer", "abstained", "judge", "latency_ms", "tokens", "cost_usd", "error",
-        "external_scores"}
+_TOP = {
+    "qid",
+    "retrieved",
+    "answer",
+    "abstained",
+    "judge",
+    "latency_ms",
+    "tokens",
+    "cost_usd",
+    "error",
+    "external_scores",
+}
 _STRUCTS = {
     "retrieved": {"chunk_id", "score", "doc_id", "text", "rank"},
     "claims": {"claim", "verdict", "quote", "chunk_id"},
@@ -24,7 +34,18 @@ _STRUCTS = {
     "tokens": {"input", "output"},
     "external_scores": {"name", "value"},
 }
-_NUM = (pl.Float64, pl.Float32, pl.Int64, pl.Int32, pl.Int16, pl.Int8, pl.UInt64, pl.UInt32, pl.UInt16, pl.UInt8)
+_NUM = (
+    pl.Float64,
+    pl.Float32,
+    pl.Int64,
+    pl.Int32,
+    pl.Int16,
+    pl.Int8,
+    pl.UInt64,
+    pl.UInt32,
+    pl.UInt16,
+    pl.UInt8,
+)
 _INT = (pl.Int64, pl.Int32, pl.Int16, pl.Int8, pl.UInt64, pl.UInt32, pl.UInt16, pl.UInt8)
 
 
@@ -74,9 +95,13 @@ def frames_from_nested(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
     ret_f = _list_of_struct(cols["retrieved"], _STRUCTS["retrieved"]) if "retrieved" in cols else {}
     if ret_f is None or (ret_f and ("chunk_id" not in ret_f or "score" not in ret_f)):
         return None
-    if ret_f and not (_is(ret_f.get("chunk_id"), pl.String) and _is(ret_f.get("score"), _NUM)
-                      and _is(ret_f.get("doc_id"), pl.String) and _is(ret_f.get("text"), pl.String)
-                      and _is(ret_f.get("rank"), _INT)):
+    if ret_f and not (
+        _is(ret_f.get("chunk_id"), pl.String)
+        and _is(ret_f.get("score"), _NUM)
+        and _is(ret_f.get("doc_id"), pl.String)
+        and _is(ret_f.get("text"), pl.String)
+        and _is(ret_f.get("rank"), _INT)
+    ):
         return None
     judge_f = _fields(cols["judge"]) if "judge" in cols else {}
     if judge_f is None or not set(judge_f) <= _STRUCTS["judge"]:
@@ -87,24 +112,38 @@ def frames_from_nested(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
     tok_f = _fields(cols["tokens"]) if "tokens" in cols else {}
     if tok_f is None or not set(tok_f) <= _STRUCTS["tokens"] or not all(_is(t, _INT) for t in tok_f.values()):
         return None
-    ext_f = _list_of_struct(cols["external_scores"], _STRUCTS["external_scores"]) if "external_scores" in cols else {}
+    ext_f = (
+        _list_of_struct(cols["external_scores"], _STRUCTS["external_scores"])
+        if "external_scores" in cols
+        else {}
+    )
     if ext_f is None:
         return None
 
     n = df.height
     line = pl.int_range(1, n + 1, dtype=pl.Int64)
-    get = (lambda c, dt: pl.col(c).cast(dt) if c in cols else pl.lit(None, dtype=dt))  # noqa: E731
-    jf = (lambda f, dt: pl.col("judge").struct.field(f).cast(dt) if f in judge_f else pl.lit(None, dtype=dt))  # noqa: E731
-    tf = (lambda f: pl.col("tokens").struct.field(f).cast(pl.Int64) if f in tok_f else pl.lit(None, dtype=pl.Int64))  # noqa: E731
+
+    def get(c: str, dt: type[pl.DataType]) -> pl.Expr:
+        return pl.col(c).cast(dt) if c in cols else pl.lit(None, dtype=dt)
+
+    def jf(f: str, dt: type[pl.DataType]) -> pl.Expr:
+        return pl.col("judge").struct.field(f).cast(dt) if f in judge_f else pl.lit(None, dtype=dt)
+
+    def tf(f: str) -> pl.Expr:
+        return pl.col("tokens").struct.field(f).cast(pl.Int64) if f in tok_f else pl.lit(None, dtype=pl.Int64)
+
     has_claims = "claims" in judge_f and judge_f["claims"] != pl.Null
-    claims_len = pl.col("judge").struct.field("claims").list.len() if has_claims else pl.lit(None, dtype=pl.UInt32)
+    claims_len = (
+        pl.col("judge").struct.field("claims").list.len() if has_claims else pl.lit(None, dtype=pl.UInt32)
+    )
     answer = get("answer", pl.String)
     results = df.select(
         qid=pl.col("qid"),
         line=line,
         answer=answer,
-        abstained=pl.coalesce(get("abstained", pl.Boolean),
-                              answer.fill_null("").str.contains(REFUSAL_PATTERN)),
+        abstained=pl.coalesce(
+            get("abstained", pl.Boolean), answer.fill_null("").str.contains(REFUSAL_PATTERN)
+        ),
         abstained_inferred=get("abstained", pl.Boolean).is_null(),
         error=get("error", pl.String),
         latency_ms=get("latency_ms", pl.Float64),
@@ -138,40 +177,69 @@ def frames_from_nested(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
 
     if ret_f:
         retrieved = (
-            df.select("qid", "retrieved", line=line).explode("retrieved").filter(pl.col("retrieved").is_not_null())
-            .select("qid", chunk_id=field("retrieved", "chunk_id", ret_f, pl.String),
-                    doc_id=field("retrieved", "doc_id", ret_f, pl.String),
-                    score=field("retrieved", "score", ret_f, pl.Float64),
-                    text=field("retrieved", "text", ret_f, pl.String), line="line")
+            df.select("qid", "retrieved", line=line)
+            .explode("retrieved")
+            .filter(pl.col("retrieved").is_not_null())
+            .select(
+                "qid",
+                chunk_id=field("retrieved", "chunk_id", ret_f, pl.String),
+                doc_id=field("retrieved", "doc_id", ret_f, pl.String),
+                score=field("retrieved", "score", ret_f, pl.Float64),
+                text=field("retrieved", "text", ret_f, pl.String),
+                line="line",
+            )
         )
-        if (retrieved.height != _elements(df["retrieved"])
-                or retrieved["chunk_id"].null_count() or not (retrieved["chunk_id"].str.len_chars() > 0).all()
-                or retrieved["score"].null_count() or not retrieved["score"].is_finite().all()):
+        if (
+            retrieved.height != _elements(df["retrieved"])
+            or retrieved["chunk_id"].null_count()
+            or not (retrieved["chunk_id"].str.len_chars() > 0).all()
+            or retrieved["score"].null_count()
+            or not retrieved["score"].is_finite().all()
+        ):
             return None
     else:
         retrieved = pl.DataFrame(schema=RETRIEVED_SCHEMA)
     if claims_f:
         claims = (
-            df.select("qid", c=pl.col("judge").struct.field("claims")).explode("c").filter(pl.col("c").is_not_null())
+            df.select("qid", c=pl.col("judge").struct.field("claims"))
+            .explode("c")
+            .filter(pl.col("c").is_not_null())
             .with_columns(claim_idx=pl.int_range(pl.len(), dtype=pl.Int64).over("qid"))
-            .select("qid", "claim_idx", claim=field("c", "claim", claims_f, pl.String),
-                    verdict=field("c", "verdict", claims_f, pl.String), quote=field("c", "quote", claims_f, pl.String),
-                    chunk_id=field("c", "chunk_id", claims_f, pl.String))
+            .select(
+                "qid",
+                "claim_idx",
+                claim=field("c", "claim", claims_f, pl.String),
+                verdict=field("c", "verdict", claims_f, pl.String),
+                quote=field("c", "quote", claims_f, pl.String),
+                chunk_id=field("c", "chunk_id", claims_f, pl.String),
+            )
         )
-        if (claims.height != _elements(df["judge"].struct.field("claims"))
-                or claims["claim"].null_count() or not (claims["claim"].str.len_chars() > 0).all()
-                or claims["verdict"].null_count() or not claims["verdict"].is_in(list(VERDICTS)).all()):
+        if (
+            claims.height != _elements(df["judge"].struct.field("claims"))
+            or claims["claim"].null_count()
+            or not (claims["claim"].str.len_chars() > 0).all()
+            or claims["verdict"].null_count()
+            or not claims["verdict"].is_in(list(VERDICTS)).all()
+        ):
             return None
     else:
         claims = pl.DataFrame(schema=CLAIMS_SCHEMA)
     if ext_f:
         external = (
-            df.select("qid", e="external_scores").explode("e").filter(pl.col("e").is_not_null())
-            .select("qid", name=pl.col("e").struct.field("name").cast(pl.String),
-                    value=pl.col("e").struct.field("value").cast(pl.Float64))
+            df.select("qid", e="external_scores")
+            .explode("e")
+            .filter(pl.col("e").is_not_null())
+            .select(
+                "qid",
+                name=pl.col("e").struct.field("name").cast(pl.String),
+                value=pl.col("e").struct.field("value").cast(pl.Float64),
+            )
         )
-        if (external.height != _elements(df["external_scores"]) or external["name"].null_count()
-                or not external["value"].drop_nulls().is_finite().all()):
+        if (
+            external.height != _elements(df["external_scores"])
+            or external["name"].null_count()
+            or not external["value"].drop_nulls().is_finite().all()
+        ):
             return None
     else:
         external = pl.DataFrame(schema=EXTERNAL_SCHEMA)

@@ -108,9 +108,13 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
     evidence: list[dict[str, object]] = []
     seen: dict[str, int] = {}
     plain = validate_plain(path, TestCase)
-    validated = plain if plain is not None else (
-        (lineno, validate_line(TestCase, obj, path, lineno, problems))
-        for lineno, obj in iter_jsonl(path, problems, what="test case")
+    validated = (
+        plain
+        if plain is not None
+        else (
+            (lineno, validate_line(TestCase, obj, path, lineno, problems))
+            for lineno, obj in iter_jsonl(path, problems, what="test case")
+        )
     )
     for lineno, case in validated:
         if not isinstance(case, TestCase):

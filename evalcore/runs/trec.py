@@ -33,7 +33,9 @@ _FAST: dict[str, tuple[list[int], list[str], dict[str, pl.DataType | type[pl.Dat
 }
 
 
-def _fast_read(path: Path, kind: str, chunk_dtype: pl.DataType | None = None) -> tuple[pl.DataFrame, str] | None:
+def _fast_read(
+    path: Path, kind: str, chunk_dtype: pl.DataType | None = None
+) -> tuple[pl.DataFrame, str] | None:
     """Read a well-formed TREC file with polars' CSV reader and check it vectorised. Returns the
     frame (docnos parsed straight into the categorical ``chunk_dtype``) and the first line's last
     field (a run's tag).
@@ -50,8 +52,14 @@ def _fast_parse(path: Path, kind: str, chunk_dtype: pl.DataType) -> pl.DataFrame
     cols, _, types, _ = _FAST[kind]
     try:
         return pl.read_csv(
-            path, has_header=False, separator=" ", quote_char=None, columns=cols,
-            schema_overrides={**types, "column_2": chunk_dtype}, infer_schema=False, truncate_ragged_lines=False,
+            path,
+            has_header=False,
+            separator=" ",
+            quote_char=None,
+            columns=cols,
+            schema_overrides={**types, "column_2": chunk_dtype},
+            infer_schema=False,
+            truncate_ragged_lines=False,
         )
     except (pl.exceptions.PolarsError, OSError):
         return None
@@ -135,14 +143,27 @@ def _has_duplicates(df: pl.DataFrame, codes: np.ndarray) -> bool:
     return key.n_unique() != key.len()
 
 
-def _split_lines(path: Path, n_fields: int, names: list[str], what: str, example: str, problems: Problems,
-                 *, more_ok: bool = False) -> pl.DataFrame:
+def _split_lines(
+    path: Path,
+    n_fields: int,
+    names: list[str],
+    what: str,
+    example: str,
+    problems: Problems,
+    *,
+    more_ok: bool = False,
+) -> pl.DataFrame:
     """Every line split on white space; ``more_ok``: fields after the first ``n_fields`` are ignored
     (trec_eval reads a run line's first six fields and ignores the rest)."""
     try:
         raw = pl.read_csv(
-            path, has_header=False, separator="\x1f", quote_char=None, new_columns=["raw"],
-            schema_overrides={"raw": pl.String}, encoding="utf8",
+            path,
+            has_header=False,
+            separator="\x1f",
+            quote_char=None,
+            new_columns=["raw"],
+            schema_overrides={"raw": pl.String},
+            encoding="utf8",
         )
     except pl.exceptions.NoDataError:
         problems.error(path, f"the {what} file is empty", expected=example)
@@ -160,12 +181,17 @@ def _split_lines(path: Path, n_fields: int, names: list[str], what: str, example
     bad = df.filter(n < n_fields if more_ok else n != n_fields).head(20)
     for row in bad.iter_rows(named=True):
         problems.error(
-            path, f"a {what} line must have {'at least ' if more_ok else ''}{n_fields} fields", line=row["line"],
-            expected=example, found=f"{len(row['parts'])} field(s): {row['raw'][:60]!r}",
+            path,
+            f"a {what} line must have {'at least ' if more_ok else ''}{n_fields} fields",
+            line=row["line"],
+            expected=example,
+            found=f"{len(row['parts'])} field(s): {row['raw'][:60]!r}",
         )
     if bad.height:
         return pl.DataFrame()
-    return df.select(pl.col("line").cast(pl.Int64), *[pl.col("parts").list.get(i).alias(n) for i, n in enumerate(names)])
+    return df.select(
+        pl.col("line").cast(pl.Int64), *[pl.col("parts").list.get(i).alias(n) for i, n in enumerate(names)]
+    )
 
 
 def read_trec(qrels_path: str | Path, run_path: str | Path, *, will_score: bool = True) -> TrecFiles:
@@ -186,29 +212,46 @@ def read_trec(qrels_path: str | Path, run_path: str | Path, *, will_score: bool 
         (q, _), (r, runid) = fast_q, fast_r
         qc, rc = q["chunk_id"], r["chunk_id"]
         # Duplicates are rare: when the quick check sees one, the general path names its lines.
-        if not _has_duplicates(q, qc.to_physical().to_numpy()) and not _has_duplicates(r, rc.to_physical().to_numpy()):
+        if not _has_duplicates(q, qc.to_physical().to_numpy()) and not _has_duplicates(
+            r, rc.to_physical().to_numpy()
+        ):
             return TrecFiles(qrels=q, run=r, runid=runid)
     problems = Problems()
     q = _split_lines(qp, 4, ["qid", "iter", "chunk_id", "rel"], "qrels", "'qid iter docno rel'", problems)
-    r = _split_lines(rp, 6, ["qid", "q0", "chunk_id", "rank", "score", "tag"], "run", "'qid Q0 docno rank score tag'", problems,
-                     more_ok=True)
+    r = _split_lines(
+        rp,
+        6,
+        ["qid", "q0", "chunk_id", "rank", "score", "tag"],
+        "run",
+        "'qid Q0 docno rank score tag'",
+        problems,
+        more_ok=True,
+    )
     if problems.errors:
         raise InputError(problems.errors)
     q = q.with_columns(rel_n=pl.col("rel").cast(pl.Int64, strict=False))
     for row in q.filter(pl.col("rel_n").is_null()).head(20).iter_rows(named=True):
-        problems.error(qp, "the relevance must be an integer", line=row["line"], field="rel", found=repr(row["rel"]))
+        problems.error(
+            qp, "the relevance must be an integer", line=row["line"], field="rel", found=repr(row["rel"])
+        )
     r = r.with_columns(score_n=pl.col("score").cast(pl.Float64, strict=False))
     badscore = r.filter(pl.col("score_n").is_null() | ~pl.col("score_n").is_finite()).head(20)
     for row in badscore.iter_rows(named=True):
-        problems.error(rp, "the score must be a finite number", line=row["line"], field="score", found=repr(row["score"]))
+        problems.error(
+            rp, "the score must be a finite number", line=row["line"], field="score", found=repr(row["score"])
+        )
     for frame, path, _what in ((q, qp, "qrels"), (r, rp, "run")):
         if frame.height == 0:
             continue
-        dup = frame.with_columns(first=pl.col("line").min().over("qid", "chunk_id")).filter(pl.col("line") != pl.col("first"))
+        dup = frame.with_columns(first=pl.col("line").min().over("qid", "chunk_id")).filter(
+            pl.col("line") != pl.col("first")
+        )
         for row in dup.head(20).iter_rows(named=True):
             problems.error(
-                path, f"docno '{row['chunk_id']}' appears twice for query '{row['qid']}' (first on line {row['first']})",
-                line=row["line"], expected="each docno once per query",
+                path,
+                f"docno '{row['chunk_id']}' appears twice for query '{row['qid']}' (first on line {row['first']})",
+                line=row["line"],
+                expected="each docno once per query",
                 hint="trec_eval refuses duplicates too; keep one line",
             )
     if problems.errors:

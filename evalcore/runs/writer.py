@@ -88,7 +88,9 @@ class RunWriter:
             msg = f"result for {qid!r}: field '{field_path(tuple(err['loc']))}': {err['msg']} (got {err.get('input')!r})"
             raise ValueError(msg) from None
         self._qids.add(qid)
-        self._records.append(rec.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"qid": qid})
+        self._records.append(
+            rec.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"qid": qid}
+        )
 
     def add_frame(self, results: pl.DataFrame) -> None:
         """Add many results at once: a frame with a row per question and the columns of
@@ -103,8 +105,9 @@ class RunWriter:
                 self.add(row.pop("qid"), **{k: v for k, v in row.items() if v is not None})
             return
         qids = results["qid"].to_list()
-        repeated = self._qids.intersection(qids) or (len(set(qids)) < len(qids) and {
-            q for q in qids if qids.count(q) > 1})
+        repeated = self._qids.intersection(qids) or (
+            len(set(qids)) < len(qids) and {q for q in qids if qids.count(q) > 1}
+        )
         if repeated:
             msg = f"qid {sorted(repeated)[0]!r} was already added to this run"
             raise ValueError(msg)
@@ -122,7 +125,10 @@ class RunWriter:
         tmp = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}.", dir=self.folder.parent))
         try:
             (tmp / "run.json").write_text(
-                json.dumps(self.manifest.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False) + "\n",
+                json.dumps(
+                    self.manifest.model_dump(mode="json", exclude_none=True), indent=2, ensure_ascii=False
+                )
+                + "\n",
                 encoding="utf-8",
             )
             if self.fmt == "jsonl":
@@ -137,7 +143,12 @@ class RunWriter:
                     msg = "add_frame writes JSON Lines; use fmt='jsonl' (or add() for parquet)"
                     raise ValueError(msg)
                 rows = [
-                    {**r, "external_scores": [{"name": k, "value": v} for k, v in r.get("external_scores", {}).items()]}
+                    {
+                        **r,
+                        "external_scores": [
+                            {"name": k, "value": v} for k, v in r.get("external_scores", {}).items()
+                        ],
+                    }
                     for r in self._records
                 ]
                 pl.DataFrame(rows, infer_schema_length=None).write_parquet(tmp / "results.parquet")

@@ -215,7 +215,9 @@ class Judgment(_Strict):
         default=None, description="faithfulness claims; [] means the answer makes no factual claim"
     )
     correctness: Correctness | None = Field(default=None, description="verdict against the reference answer")
-    relevance: float | None = Field(default=None, ge=0.0, le=1.0, description="does the answer address the question")
+    relevance: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="does the answer address the question"
+    )
     model: str | None = None
     message_id: str | None = None
     request_id: str | None = None

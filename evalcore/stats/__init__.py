@@ -10,5 +10,11 @@ from evalcore.stats.resampling import (
     paired_randomization_test,
 )
 
-__all__ = ["BOOTSTRAP_EXACT_MAX", "RANDOMIZATION_EXACT_MAX", "SMALL_SLICE", "bootstrap_ci", "holm",
-           "paired_randomization_test"]
+__all__ = [
+    "BOOTSTRAP_EXACT_MAX",
+    "RANDOMIZATION_EXACT_MAX",
+    "SMALL_SLICE",
+    "bootstrap_ci",
+    "holm",
+    "paired_randomization_test",
+]

@@ -11,8 +11,13 @@ def test_a_compare_link_round_trips_and_holds_only_what_differs_from_the_default
     query = view.to_query_params()
     assert query == {"base": "a", "cand": "b", "k": 10, "status": ["improved"], "heldout": True, "qid": "q1"}
     back, complaints = CompareView.from_query_params(
-        {k: [str(x) for x in v] if isinstance(v, list) else [str(v).lower() if isinstance(v, bool) else str(v)]
-         for k, v in query.items()})
+        {
+            k: [str(x) for x in v]
+            if isinstance(v, list)
+            else [str(v).lower() if isinstance(v, bool) else str(v)]
+            for k, v in query.items()
+        }
+    )
     assert back == view and complaints == []
     defaults = CompareView(base="a", cand="b")
     assert defaults.to_query_params() == {"base": "a", "cand": "b"}, "the runs are always in the link"
@@ -32,5 +37,9 @@ def test_bad_link_values_fall_back_to_defaults_with_a_complaint() -> None:
 def test_other_pages_views_drop_their_defaults() -> None:
     assert BreakdownView(run="r", by="type", chart="heatmap").to_query_params() == {"run": "r"}
     assert BreakdownView(run="r", by="topic", chart="bars", bar="R@5").to_query_params() == {
-        "run": "r", "by": "topic", "chart": "bars", "bar": "R@5"}
+        "run": "r",
+        "by": "topic",
+        "chart": "bars",
+        "bar": "R@5",
+    }
     assert QuestionView(qid="q", k=5).to_query_params() == {"qid": "q"}

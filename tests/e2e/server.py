@@ -19,8 +19,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("RAGTRIAGE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -37,7 +43,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def dashboard(runs: Path | None = None, *, timeout: float = 60, script: Path | None = None) -> Iterator[ServerURL]:
+def dashboard(
+    runs: Path | None = None, *, timeout: float = 60, script: Path | None = None
+) -> Iterator[ServerURL]:
     """A running ``streamlit run app.py`` (or ``script``) on 127.0.0.1; yields its base URL."""
     port = free_port()
     env = {
@@ -80,5 +88,6 @@ def dashboard(runs: Path | None = None, *, timeout: float = 60, script: Path | N
 def wait_rendered(page, timeout_ms: int = 30_000) -> None:  # type: ignore[no-untyped-def]
     """Wait until the script finished running and no skeleton placeholder is left."""
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout_ms)
-    page.wait_for_function("document.querySelectorAll('[data-testid=\"stSkeleton\"]').length === 0",
-                           timeout=timeout_ms)
+    page.wait_for_function(
+        "document.querySelectorAll('[data-testid=\"stSkeleton\"]').length === 0", timeout=timeout_ms
+    )

@@ -24,7 +24,10 @@ def test_home_to_compare_pick_runs_select_a_regressed_question(page) -> None:  #
         assert page.get_by_role("heading", name="Overview").is_visible()
         page.get_by_role("link", name="Compare").click()
         wait_rendered(page)
-        for label, option in (("Baseline", f"Hybrid + reranker · {BASE}"), ("Candidate", f"Hybrid + reranker, prompt v2 · {CAND}")):
+        for label, option in (
+            ("Baseline", f"Hybrid + reranker · {BASE}"),
+            ("Candidate", f"Hybrid + reranker, prompt v2 · {CAND}"),
+        ):
             page.get_by_role("combobox", name=label).click()
             page.get_by_role("option", name=option, exact=True).click()
             wait_rendered(page)
@@ -46,8 +49,12 @@ def test_deep_link_on_a_freshly_started_server(page) -> None:  # type: ignore[no
         # The very first request this server sees is the deep link.
         page.goto(f"{url}/Compare?base={BASE}&cand={CAND}&qid=hv-026&status=regressed")
         wait_rendered(page)
-        assert page.get_by_role("heading", name="hv-026: Which command starts a snapshot immediately?").is_visible()
-        assert page.get_by_role("link", name="Overview").is_visible(), "the shared frame (navigation) is there"
+        assert page.get_by_role(
+            "heading", name="hv-026: Which command starts a snapshot immediately?"
+        ).is_visible()
+        assert page.get_by_role("link", name="Overview").is_visible(), (
+            "the shared frame (navigation) is there"
+        )
         assert page.get_by_text("Only administrators can do this, from the web console.").count() >= 1
         page.goto(f"{url}/Question?qid=hv-026")
         wait_rendered(page)
@@ -93,13 +100,21 @@ def _hostile_runs(tmp: Path) -> Path:
                 rec["answer"] = PAYLOADS["answer"]
                 rec["retrieved"][0]["text"] = PAYLOADS["chunk"]
                 # A supported claim quoting the hostile markup: the quote is highlighted inside the chunk.
-                rec["judge"]["claims"] = [{"claim": PAYLOADS["claim"], "verdict": "SUPPORTED",
-                                           "quote": "<img src=x onerror", "chunk_id": rec["retrieved"][0]["chunk_id"]}]
+                rec["judge"]["claims"] = [
+                    {
+                        "claim": PAYLOADS["claim"],
+                        "verdict": "SUPPORTED",
+                        "quote": "<img src=x onerror",
+                        "chunk_id": rec["retrieved"][0]["chunk_id"],
+                    }
+                ]
         path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     manifest = json.loads((runs / BASE / "run.json").read_text())
     # Markdown too: some widgets (the Question page's run switch) render their option labels as markdown.
-    manifest["label"] = ("Label <img src=z onerror=\"window.__pwned='label'\"> [link](https://evil.invalid/) "
-                         "![pixel](https://evil.invalid/p.png)")
+    manifest["label"] = (
+        "Label <img src=z onerror=\"window.__pwned='label'\"> [link](https://evil.invalid/) "
+        "![pixel](https://evil.invalid/p.png)"
+    )
     (runs / BASE / "run.json").write_text(json.dumps(manifest))
     # Markdown in every untrusted field of another question (HTML alone Streamlit shows as text anyway).
     hostile_markdown_runs(runs, qid=MD_QID, run_ids=(BASE, CAND))
@@ -115,18 +130,28 @@ def test_script_and_img_payloads_render_as_text_and_run_nothing(page, tmp_path: 
     every = "&status=unchanged&status=improved&status=regressed&status=mixed"
     with dashboard(runs) as url:
         hostile = urllib.parse.quote(HOSTILE_QID)
-        for path in (f"/Compare?base={BASE}&cand={CAND}&qid=hv-026", "/Question?qid=hv-026",
-                     f"/Compare?base={BASE}&cand={CAND}&qid={hostile}{every}",
-                     f"/Compare?base={BASE}&cand={CAND}&qid={MD_QID}{every}", f"/Question?qid={MD_QID}&run={BASE}"):
+        for path in (
+            f"/Compare?base={BASE}&cand={CAND}&qid=hv-026",
+            "/Question?qid=hv-026",
+            f"/Compare?base={BASE}&cand={CAND}&qid={hostile}{every}",
+            f"/Compare?base={BASE}&cand={CAND}&qid={MD_QID}{every}",
+            f"/Question?qid={MD_QID}&run={BASE}",
+        ):
             page.goto(url + path)
             wait_rendered(page)
             page.wait_for_timeout(1000)
             assert page.evaluate("window.__pwned") is None, "no payload ran"
-            assert page.locator("img[src='x'], img[src='y'], img[src='z'], img[src='c']").count() == 0, "no injected element"
-            assert page.locator("img[src*='evil.invalid']").count() == 0, "no image loaded from run text (label, qid)"
+            assert page.locator("img[src='x'], img[src='y'], img[src='z'], img[src='c']").count() == 0, (
+                "no injected element"
+            )
+            assert page.locator("img[src*='evil.invalid']").count() == 0, (
+                "no image loaded from run text (label, qid)"
+            )
             # A bare URL may be linked (as GitHub does), showing the address itself; a link whose text
             # hides where it goes must not be made from run text.
-            links = page.eval_on_selector_all("a[href^='https://evil.invalid']", "els => els.map(e => e.textContent)")
+            links = page.eval_on_selector_all(
+                "a[href^='https://evil.invalid']", "els => els.map(e => e.textContent)"
+            )
             assert all(t.startswith("https://evil.invalid/") for t in links), links
             body = page.inner_text("body")
             named = [u for u in requests if urllib.parse.urlparse(u).hostname == "evil.invalid"]
@@ -142,7 +167,9 @@ def test_script_and_img_payloads_render_as_text_and_run_nothing(page, tmp_path: 
             assert "Why? <script>window.__pwned='question'</script>" in body, "the question is shown as text"
             if path.startswith("/Compare"):
                 assert "Label <img src=z onerror=" in body, "the run label is shown as text"
-                assert "Answer <script>window.__pwned='answer'</script>" in body, "the answer is shown as text"
+                assert "Answer <script>window.__pwned='answer'</script>" in body, (
+                    "the answer is shown as text"
+                )
                 assert "Chunk <img src=x onerror=" in body, "the chunk is shown as text"
                 assert "Claim <img src=c onerror=" in body, "the claim is shown as text"
         for path in ("/Breakdown?by=topic", "/Breakdown?by=topic&chart=bars&bar=R@5"):

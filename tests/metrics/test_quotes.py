@@ -18,11 +18,19 @@ VAULT = 'Backups in the "Vault" tier are kept for 90 days, then deleted.'
 
 def _faithfulness(quote: str, texts: list[str], *, context_k: int | None = None) -> dict:
     n = len(texts)
-    results = pl.DataFrame({"qid": ["q"], "n_claims": [1], "correctness": [None], "relevance": [None],
-                            "abstained": [False]}, schema_overrides={"correctness": pl.String, "relevance": pl.Float64})
+    results = pl.DataFrame(
+        {"qid": ["q"], "n_claims": [1], "correctness": [None], "relevance": [None], "abstained": [False]},
+        schema_overrides={"correctness": pl.String, "relevance": pl.Float64},
+    )
     claims = pl.DataFrame({"qid": ["q"], "claim_idx": [0], "verdict": ["SUPPORTED"], "quote": [quote]})
-    retrieved = pl.DataFrame({"qid": ["q"] * n, "chunk_id": [f"c{i}" for i in range(n)],
-                              "score": [float(n - i) for i in range(n)], "text": texts})
+    retrieved = pl.DataFrame(
+        {
+            "qid": ["q"] * n,
+            "chunk_id": [f"c{i}" for i in range(n)],
+            "score": [float(n - i) for i in range(n)],
+            "text": texts,
+        }
+    )
     cases = pl.DataFrame({"qid": ["q"], "answerable": [True]})
     return generation_scores(results, claims, retrieved, cases, context_k=context_k).row(0, named=True)
 
@@ -68,8 +76,14 @@ def test_fuzzy_matching_never_forgives_a_changed_number_or_a_short_quote() -> No
 
 def test_an_exact_match_is_found_in_the_best_ranked_chunk() -> None:
     claims = pl.DataFrame({"qid": ["q", "q"], "quote": ["kept for 90 days", None]})
-    context = pl.DataFrame({"qid": ["q", "q"], "chunk_id": ["low", "high"],
-                            "text": ["Kept for 90 days.", "kept  for 90 days"], "rank": [2, 1]})
+    context = pl.DataFrame(
+        {
+            "qid": ["q", "q"],
+            "chunk_id": ["low", "high"],
+            "text": ["Kept for 90 days.", "kept  for 90 days"],
+            "rank": [2, 1],
+        }
+    )
     rows = check_quotes(claims, context).to_dicts()
     assert rows[0]["quote_chunk"] == "high" and rows[0]["quote_match"] == "exact"
     assert rows[1]["quote_found"] is False and rows[1]["quote_match"] is None
@@ -81,8 +95,20 @@ def _reference(text: str | None) -> str:
     return re.sub(r"[ \t\n\r\f\v\u00a0\u2003\u3000]+", " ", t)
 
 
-ALPHABET = [*"abcXYZ09 .,;:'\"`\t\n\r", "\u2018", "\u2019", "\u201c", "\u201d", "\u00a0", "\u2003", "\u3000",
-            "\ufb01", "\u00c4", "\u210c", "\u00bd"]
+ALPHABET = [
+    *"abcXYZ09 .,;:'\"`\t\n\r",
+    "\u2018",
+    "\u2019",
+    "\u201c",
+    "\u201d",
+    "\u00a0",
+    "\u2003",
+    "\u3000",
+    "\ufb01",
+    "\u00c4",
+    "\u210c",
+    "\u00bd",
+]
 
 
 @settings(max_examples=300, deadline=None)

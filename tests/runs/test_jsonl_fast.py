@@ -23,7 +23,9 @@ def _slow(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict | None, Pro
         return load._read_results_jsonl(path, problems), problems
 
 
-def test_plainly_valid_files_take_the_fast_path_and_give_the_same_frames(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plainly_valid_files_take_the_fast_path_and_give_the_same_frames(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     files = sorted(SAMPLE.glob("*/results.jsonl"))
     assert len(files) == 4
     for path in files:
@@ -42,9 +44,17 @@ DEFECTS = [
     ('{"qid": "q2", "answer": "a", "answer": "b"}', "answer", "appears twice"),
     ('{"qid": "q2", "retrieved": null}', "retrieved", "valid list"),
     ('{"qid": "q2", "retrieved": [null]}', "retrieved[0]", "valid dictionary"),
-    ('{"qid": "q2", "retrieved": [{"chunk_id": "c", "score": 1, "extra": 1}]}', "retrieved[0].extra", "unknown field"),
+    (
+        '{"qid": "q2", "retrieved": [{"chunk_id": "c", "score": 1, "extra": 1}]}',
+        "retrieved[0].extra",
+        "unknown field",
+    ),
     ('{"qid": "q2", "judge": {"claims": [{"claim": "c"}]}}', "judge.claims[0].verdict", "missing"),
-    ('{"qid": "q2", "judge": {"claims": [{"claim": "c", "verdict": null}]}}', "judge.claims[0].verdict", "SUPPORTED"),
+    (
+        '{"qid": "q2", "judge": {"claims": [{"claim": "c", "verdict": null}]}}',
+        "judge.claims[0].verdict",
+        "SUPPORTED",
+    ),
     ('{"qid": "q2", "external_scores": {"f": "high"}}', "external_scores.f", "valid number"),
     ('{"qid": "q2", "tokens": {"input": 1.5}}', "tokens.input", "valid integer"),
     ('{"qid": "q2", "latency_ms": -1}', "latency_ms", "greater than or equal"),
@@ -53,8 +63,9 @@ DEFECTS = [
 
 
 @pytest.mark.parametrize(("line", "field", "words"), DEFECTS)
-def test_a_defect_goes_line_by_line_and_names_its_line_and_field(tmp_path: Path, line: str, field: str | None,
-                                                                 words: str) -> None:
+def test_a_defect_goes_line_by_line_and_names_its_line_and_field(
+    tmp_path: Path, line: str, field: str | None, words: str
+) -> None:
     path = tmp_path / "results.jsonl"
     path.write_text(json.dumps(GOOD) + "\n" + line + "\n")
     assert load._results_jsonl_fast(path) is None
@@ -73,33 +84,48 @@ def test_blank_lines_keep_their_line_numbers(tmp_path: Path) -> None:
 
 chunk = st.fixed_dictionaries(
     {"chunk_id": st.text("abc", min_size=1, max_size=3), "score": st.floats(-5, 5) | st.integers(-3, 3)},
-    optional={"text": st.none() | st.text(max_size=5), "doc_id": st.none() | st.text("d", max_size=2),
-              "rank": st.integers(1, 9)},
+    optional={
+        "text": st.none() | st.text(max_size=5),
+        "doc_id": st.none() | st.text("d", max_size=2),
+        "rank": st.integers(1, 9),
+    },
 )
-claim = st.fixed_dictionaries({"claim": st.text("xy", min_size=1, max_size=3),
-                               "verdict": st.sampled_from(["SUPPORTED", "NOT_SUPPORTED"])},
-                              optional={"quote": st.none() | st.text(max_size=4)})
+claim = st.fixed_dictionaries(
+    {
+        "claim": st.text("xy", min_size=1, max_size=3),
+        "verdict": st.sampled_from(["SUPPORTED", "NOT_SUPPORTED"]),
+    },
+    optional={"quote": st.none() | st.text(max_size=4)},
+)
 record = st.fixed_dictionaries(
     {},
     optional={
         "retrieved": st.lists(chunk, max_size=3, unique_by=lambda c: c["chunk_id"]),
         "answer": st.none() | st.text(max_size=12),
         "abstained": st.none() | st.booleans(),
-        "judge": st.none() | st.fixed_dictionaries({}, optional={
-            "claims": st.none() | st.lists(claim, max_size=2),
-            "correctness": st.sampled_from(["correct", "incorrect", "maybe"]),
-            "relevance": st.floats(0, 1.5)}),
+        "judge": st.none()
+        | st.fixed_dictionaries(
+            {},
+            optional={
+                "claims": st.none() | st.lists(claim, max_size=2),
+                "correctness": st.sampled_from(["correct", "incorrect", "maybe"]),
+                "relevance": st.floats(0, 1.5),
+            },
+        ),
         "latency_ms": st.floats(-1, 100) | st.integers(0, 9),
         "external_scores": st.dictionaries(st.sampled_from(["f", "g"]), st.none() | st.floats(0, 1)),
-        "tokens": st.fixed_dictionaries({}, optional={"input": st.integers(-1, 5), "output": st.integers(0, 5)}),
+        "tokens": st.fixed_dictionaries(
+            {}, optional={"input": st.integers(-1, 5), "output": st.integers(0, 5)}
+        ),
     },
 )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(record, min_size=1, max_size=6))
-def test_the_fast_path_never_accepts_what_the_exact_one_refuses(tmp_path_factory: pytest.TempPathFactory,
-                                                                 monkeypatch: pytest.MonkeyPatch, recs: list[dict]) -> None:
+def test_the_fast_path_never_accepts_what_the_exact_one_refuses(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, recs: list[dict]
+) -> None:
     path = tmp_path_factory.mktemp("jsonl") / "results.jsonl"
     path.write_text("".join(json.dumps({"qid": f"q{i}", **r}) + "\n" for i, r in enumerate(recs)))
     fast = load._results_jsonl_fast(path)
@@ -111,4 +137,9 @@ def test_the_fast_path_never_accepts_what_the_exact_one_refuses(tmp_path_factory
     for name in ("results", "retrieved", "claims"):
         assert fast[name].equals(slow[name]), name
     # External scores: an explicit null is "not computed"; either way no score reaches the tables.
-    assert fast["external"].drop_nulls().sort("qid", "name").equals(slow["external"].drop_nulls().sort("qid", "name"))
+    assert (
+        fast["external"]
+        .drop_nulls()
+        .sort("qid", "name")
+        .equals(slow["external"].drop_nulls().sort("qid", "name"))
+    )

@@ -53,8 +53,21 @@ def test_all_trec_per_query_values_equal_trec_eval(seed: int, level: int, pooled
             mine = ours[(name, qid)]
             assert mine == pytest.approx(value, abs=1e-12, nan_ok=True), (name, qid, mine, value)
             compared.add(name)
-    expected = {"bpref", "infAP", "iprec_at_recall_0.50", "11pt_avg", "Rprec_mult_1.20", "utility", "relative_P_5",
-                "set_F", "set_map", "set_relative_P", "num_nonrel_judged_ret", "num_rel_ret", "success_5"}
+    expected = {
+        "bpref",
+        "infAP",
+        "iprec_at_recall_0.50",
+        "11pt_avg",
+        "Rprec_mult_1.20",
+        "utility",
+        "relative_P_5",
+        "set_F",
+        "set_map",
+        "set_relative_P",
+        "num_nonrel_judged_ret",
+        "num_rel_ret",
+        "success_5",
+    }
     assert expected <= compared
 
 

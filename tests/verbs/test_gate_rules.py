@@ -19,13 +19,32 @@ RERANK, PROMPT2 = "2026-11-02-hybrid-rerank", "2026-11-16-rerank-prompt-v2"
 
 def _comparison(rows: list[dict[str, Any]]) -> Comparison:
     """A comparison holding only a summary (no must-pass question)."""
-    full = [{"n": 100, "baseline": 0.5, "candidate": 0.5, "ci_low": None, "ci_high": None, "p": None,
-             "p_holm": None, **r} for r in rows]
-    summary = pl.DataFrame(full, schema_overrides={"ci_low": pl.Float64, "ci_high": pl.Float64, "p": pl.Float64,
-                                                   "p_holm": pl.Float64})
+    full = [
+        {
+            "n": 100,
+            "baseline": 0.5,
+            "candidate": 0.5,
+            "ci_low": None,
+            "ci_high": None,
+            "p": None,
+            "p_holm": None,
+            **r,
+        }
+        for r in rows
+    ]
+    summary = pl.DataFrame(
+        full,
+        schema_overrides={"ci_low": pl.Float64, "ci_high": pl.Float64, "p": pl.Float64, "p_holm": pl.Float64},
+    )
     per_q = pl.DataFrame(schema={"qid": pl.String, "must_pass": pl.Boolean})
-    return Comparison(baseline=None, candidate=None, k=5, metrics=tuple(r["metric"] for r in rows),  # type: ignore[arg-type]
-                      per_question=per_q, summary=summary)
+    return Comparison(
+        baseline=None,
+        candidate=None,
+        k=5,
+        metrics=tuple(r["metric"] for r in rows),  # type: ignore[arg-type]
+        per_question=per_q,
+        summary=summary,
+    )
 
 
 def _status(rows: list[dict[str, Any]], rules: list[MetricRule], **policy: Any) -> dict[str, str]:
@@ -34,7 +53,10 @@ def _status(rows: list[dict[str, Any]], rules: list[MetricRule], **policy: Any) 
 
 
 def test_severity_decides_whether_a_drop_fails_the_build() -> None:
-    rows = [{"metric": "R@5", "delta": -0.10, "p_holm": 0.001}, {"metric": "faithfulness", "delta": -0.10, "p_holm": 0.001}]
+    rows = [
+        {"metric": "R@5", "delta": -0.10, "p_holm": 0.001},
+        {"metric": "faithfulness", "delta": -0.10, "p_holm": 0.001},
+    ]
     got = _status(rows, [MetricRule("R@5", 0.02, "fail"), MetricRule("faithfulness", 0.02, "warn")])
     assert got == {"R@5": "fail", "faithfulness": "warn", "_passed": "False"}
     got = _status(rows, [MetricRule("R@5", 0.02, "warn"), MetricRule("faithfulness", 0.02, "warn")])
@@ -43,9 +65,18 @@ def test_severity_decides_whether_a_drop_fails_the_build() -> None:
 
 def test_a_lower_is_better_metric_fails_when_it_rises_not_when_it_falls() -> None:
     rule = [MetricRule("false_refusal", 0.05, "fail")]
-    assert _status([{"metric": "false_refusal", "delta": +0.10, "p_holm": 0.01}], rule)["false_refusal"] == "fail"
-    assert _status([{"metric": "false_refusal", "delta": -0.10, "p_holm": 0.01}], rule)["false_refusal"] == "pass"
-    assert _status([{"metric": "R@5", "delta": +0.10, "p_holm": 0.01}], [MetricRule("R@5", 0.05)])["R@5"] == "pass"
+    assert (
+        _status([{"metric": "false_refusal", "delta": +0.10, "p_holm": 0.01}], rule)["false_refusal"]
+        == "fail"
+    )
+    assert (
+        _status([{"metric": "false_refusal", "delta": -0.10, "p_holm": 0.01}], rule)["false_refusal"]
+        == "pass"
+    )
+    assert (
+        _status([{"metric": "R@5", "delta": +0.10, "p_holm": 0.01}], [MetricRule("R@5", 0.05)])["R@5"]
+        == "pass"
+    )
 
 
 def test_require_significance_lets_an_insignificant_drop_pass() -> None:
@@ -58,7 +89,7 @@ def test_require_significance_lets_an_insignificant_drop_pass() -> None:
 
 def test_a_metric_without_a_direction_cannot_be_gated(tmp_path) -> None:  # type: ignore[no-untyped-def]
     cfg = tmp_path / "gate.toml"
-    cfg.write_text('[metrics.no_answer]\nmax_drop = 0.1\n')
+    cfg.write_text("[metrics.no_answer]\nmax_drop = 0.1\n")
     with pytest.raises(ValueError, match="no better direction"):
         GatePolicy.from_toml(cfg)
 

@@ -13,11 +13,10 @@ import polars as pl
 import pytest
 
 from evalcore.metrics.retrieval import evaluate
-from helpers import make_data
+from helpers import CUTS, make_data, oracle
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
-CUTS = (1, 3, 5, 10, 20)
 PAIRS = (
     [(f"P@{k}", f"P_{k}") for k in CUTS]
     + [(f"R@{k}", f"recall_{k}") for k in CUTS]
@@ -26,31 +25,6 @@ PAIRS = (
     + [(f"hit@{k}", f"success_{k}") for k in (1, 5, 10)]
     + [("RR", "recip_rank"), ("AP", "map"), ("Rprec", "Rprec"), ("nDCG", "ndcg")]
 )
-
-
-def oracle(run: pl.DataFrame, qrels: pl.DataFrame, level: int = 1) -> dict[str, dict[str, float]]:
-    q: dict[str, dict[str, int]] = {}
-    for qid, cid, rel in qrels.iter_rows():
-        q.setdefault(qid, {})[cid] = rel
-    r: dict[str, dict[str, float]] = {}
-    for qid, cid, score in run.iter_rows():
-        r.setdefault(qid, {})[cid] = score
-    ev = pytrec_eval.RelevanceEvaluator(
-        q,
-        {
-            f"P.{','.join(map(str, CUTS))}",
-            f"recall.{','.join(map(str, CUTS))}",
-            f"ndcg_cut.{','.join(map(str, CUTS))}",
-            f"map_cut.{','.join(map(str, CUTS))}",
-            "success.1,5,10",
-            "recip_rank",
-            "map",
-            "Rprec",
-            "ndcg",
-        },
-        relevance_level=level,
-    )
-    return ev.evaluate(r)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -70,7 +44,12 @@ def test_every_measure_equals_pytrec_eval_on_tied_graded_partial_data(seed: int)
 
 def test_relevance_threshold_matches_trec_eval_level_2() -> None:
     run, qrels = make_data(7)
-    names = [("P(rel=2)@5", "P_5"), ("R(rel=2)@10", "recall_10"), ("RR(rel=2)", "recip_rank"), ("AP(rel=2)", "map")]
+    names = [
+        ("P(rel=2)@5", "P_5"),
+        ("R(rel=2)@10", "recall_10"),
+        ("RR(rel=2)", "recip_rank"),
+        ("AP(rel=2)", "map"),
+    ]
     ours = evaluate(run, qrels, [m for m, _ in names])
     theirs = oracle(run, qrels, level=2)
     for row in ours.iter_rows(named=True):
@@ -95,7 +74,10 @@ def test_rank_ordered_runs_with_shuffled_ties_equal_pytrec_eval(seed: int) -> No
     run, qrels = make_data(seed)
     rnd = random.Random(seed)
     ordered = (
-        run.with_columns(n=pl.col("qid").str.slice(1).cast(pl.Int64), tie=pl.Series([rnd.random() for _ in range(run.height)]))
+        run.with_columns(
+            n=pl.col("qid").str.slice(1).cast(pl.Int64),
+            tie=pl.Series([rnd.random() for _ in range(run.height)]),
+        )
         .sort(["n", "score", "tie"], descending=[False, True, False])
         .drop("n", "tie")
     )
@@ -116,7 +98,11 @@ def test_exponential_gain_ndcg_equals_trec_eval_with_the_gains_mapped_in_the_qre
     differs = 0
     for row, lin in zip(ours.iter_rows(named=True), linear["nDCG@10"].to_list(), strict=True):
         t = theirs[row["qid"]]
-        for mine, trec in (("nDCG_exp@5", "ndcg_cut_5"), ("nDCG_exp@10", "ndcg_cut_10"), ("nDCG_exp", "ndcg")):
+        for mine, trec in (
+            ("nDCG_exp@5", "ndcg_cut_5"),
+            ("nDCG_exp@10", "ndcg_cut_10"),
+            ("nDCG_exp", "ndcg"),
+        ):
             assert abs(row[mine] - t[trec]) <= 1e-12, (row["qid"], mine)
         differs += abs(row["nDCG_exp@10"] - lin) > 1e-9
     assert differs > 10, "graded labels make the two gains differ"

@@ -29,8 +29,9 @@ def runs():  # type: ignore[no-untyped-def]
     return load_runs(SAMPLE).runs
 
 
-def open_page(monkeypatch: pytest.MonkeyPatch, page: str | None = None, folder: Path = SAMPLE,
-              **params: str | list[str]) -> AppTest:
+def open_page(
+    monkeypatch: pytest.MonkeyPatch, page: str | None = None, folder: Path = SAMPLE, **params: str | list[str]
+) -> AppTest:
     monkeypatch.setenv("RAGTRIAGE_RUNS", str(folder))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     if page:
@@ -46,14 +47,26 @@ def texts(at: AppTest) -> str:
     """What a reader sees: the markdown of every text element with escapes removed."""
     import re
 
-    return re.sub(r"\\(.)", r"\1", "\n".join([m.value for m in at.markdown] + [s.value for s in at.subheader] + [e.value for e in at.error]
-                     + [w.value for w in at.warning] + [c.value for c in at.caption] + [i.value for i in at.info]))
+    return re.sub(
+        r"\\(.)",
+        r"\1",
+        "\n".join(
+            [m.value for m in at.markdown]
+            + [s.value for s in at.subheader]
+            + [e.value for e in at.error]
+            + [w.value for w in at.warning]
+            + [c.value for c in at.caption]
+            + [i.value for i in at.info]
+        ),
+    )
 
 
 # ------------------------------------------------------------------ overview
 
 
-def test_overview_lists_runs_and_headline_metrics_equal_evalcore(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
+def test_overview_lists_runs_and_headline_metrics_equal_evalcore(
+    monkeypatch: pytest.MonkeyPatch, runs
+) -> None:  # type: ignore[no-untyped-def]
     at = open_page(monkeypatch)
     assert list(at.dataframe[0].value["run_id"]) == list(runs)
     shown = at.dataframe[1].value.set_index("metric")
@@ -71,7 +84,9 @@ def test_overview_run_from_link_and_unknown_run_message(monkeypatch: pytest.Monk
     assert "'run=no-such-run' in the link does not exist" in texts(at)
 
 
-def test_overview_says_when_answerable_questions_have_no_labels(monkeypatch: pytest.MonkeyPatch, runs_copy: Path) -> None:
+def test_overview_says_when_answerable_questions_have_no_labels(
+    monkeypatch: pytest.MonkeyPatch, runs_copy: Path
+) -> None:
     path = runs_copy / "testset.jsonl"
     cases = [json.loads(x) for x in path.read_text().splitlines()]
     for c in cases[:3]:
@@ -83,7 +98,9 @@ def test_overview_says_when_answerable_questions_have_no_labels(monkeypatch: pyt
     assert shown.loc["R@5", "n"] == 124 - 3 and shown.loc["correctness", "n"] == 124
 
 
-def test_a_broken_run_is_listed_and_the_others_still_render(monkeypatch: pytest.MonkeyPatch, runs_copy: Path) -> None:
+def test_a_broken_run_is_listed_and_the_others_still_render(
+    monkeypatch: pytest.MonkeyPatch, runs_copy: Path
+) -> None:
     (runs_copy / "2026-10-05-bm25" / "results.jsonl").write_text('{"qid": "hv-001", "retrieved": [}\n')
     at = open_page(monkeypatch, folder=runs_copy)
     assert "results.jsonl:1: error: malformed JSON" in texts(at)
@@ -92,7 +109,9 @@ def test_a_broken_run_is_listed_and_the_others_still_render(monkeypatch: pytest.
     assert at.dataframe[0].value.shape[0] > 0, "Compare still works on the runs that loaded"
 
 
-def test_run_labels_reach_the_trend_chart_escaped_for_plotly(monkeypatch: pytest.MonkeyPatch, runs_copy: Path) -> None:
+def test_run_labels_reach_the_trend_chart_escaped_for_plotly(
+    monkeypatch: pytest.MonkeyPatch, runs_copy: Path
+) -> None:
     # plotly turns <a href> in hover text into a link; a run label is the user's file content.
     label = '<a href="https://evil.invalid/">Evil</a> & co'
     manifest = json.loads((runs_copy / BASE / "run.json").read_text())
@@ -122,7 +141,9 @@ def test_breakdown_one_run_equals_evalcore_by_slice(monkeypatch: pytest.MonkeyPa
     assert set(shown["slice"]) == {"real", "synthetic"}
 
 
-def test_breakdown_draws_one_chart_whose_cells_carry_mean_ci_and_n(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
+def test_breakdown_draws_one_chart_whose_cells_carry_mean_ci_and_n(
+    monkeypatch: pytest.MonkeyPatch, runs
+) -> None:  # type: ignore[no-untyped-def]
     import json
 
     run = runs["2026-10-05-bm25"]
@@ -137,7 +158,9 @@ def test_breakdown_draws_one_chart_whose_cells_carry_mean_ci_and_n(monkeypatch: 
         assert cells[r["slice"]] == f"{r['mean']:.3f}<br>{r['ci_low']:.2f}–{r['ci_high']:.2f}<br>n={r['n']}"
 
     # The bar chart with CIs instead, from a link (and the link survives the switch).
-    at = open_page(monkeypatch, "pages/1_Breakdown.py", run="2026-10-05-bm25", by="source", chart="bars", bar="R@5")
+    at = open_page(
+        monkeypatch, "pages/1_Breakdown.py", run="2026-10-05-bm25", by="source", chart="bars", bar="R@5"
+    )
     charts = at.get("plotly_chart")
     assert len(charts) == 1
     bar = json.loads(charts[0].proto.spec)["data"][0]
@@ -154,12 +177,18 @@ def test_breakdown_draws_one_chart_whose_cells_carry_mean_ci_and_n(monkeypatch: 
 
 
 def test_breakdown_two_runs_shows_deltas_with_holm_p(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
-    at = open_page(monkeypatch, "pages/1_Breakdown.py", run=CAND, vs=BASE, by="type", metric=["faithfulness", "R@5"])
+    at = open_page(
+        monkeypatch, "pages/1_Breakdown.py", run=CAND, vs=BASE, by="type", metric=["faithfulness", "R@5"]
+    )
     shown = pl.from_pandas(at.dataframe[0].value)
     assert set(shown["metric"]) == {"faithfulness", "R@5"}
     expected = compare(runs[BASE], runs[CAND]).by_slice("type", metrics=["faithfulness", "R@5"])
-    row = shown.filter((pl.col("slice") == "lookup") & (pl.col("metric") == "faithfulness")).row(0, named=True)
-    exp = expected.filter((pl.col("slice") == "lookup") & (pl.col("metric") == "faithfulness")).row(0, named=True)
+    row = shown.filter((pl.col("slice") == "lookup") & (pl.col("metric") == "faithfulness")).row(
+        0, named=True
+    )
+    exp = expected.filter((pl.col("slice") == "lookup") & (pl.col("metric") == "faithfulness")).row(
+        0, named=True
+    )
     assert row["delta"] == pytest.approx(exp["delta"])
     assert "Holm" in texts(at)
 
@@ -167,7 +196,9 @@ def test_breakdown_two_runs_shows_deltas_with_holm_p(monkeypatch: pytest.MonkeyP
 # ------------------------------------------------------------------ compare
 
 
-def test_compare_summary_equals_evalcore_and_filters_change_the_table(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
+def test_compare_summary_equals_evalcore_and_filters_change_the_table(
+    monkeypatch: pytest.MonkeyPatch, runs
+) -> None:  # type: ignore[no-untyped-def]
     at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND)
     summary = at.dataframe[0].value.set_index("metric")
     cmp = compare(runs[BASE], runs[CAND])
@@ -186,7 +217,13 @@ def test_compare_summary_equals_evalcore_and_filters_change_the_table(monkeypatc
 
 
 def test_compare_hides_heldout_by_default_with_a_switch(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
-    at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND, status=["regressed", "mixed", "improved", "unchanged"])
+    at = open_page(
+        monkeypatch,
+        "pages/2_Compare.py",
+        base=BASE,
+        cand=CAND,
+        status=["regressed", "mixed", "improved", "unchanged"],
+    )
     heldout = set(runs[BASE].testset.cases.filter(pl.col("split") == "heldout")["qid"])
     assert not heldout & set(at.dataframe[1].value["qid"])
     assert "held-out question(s) hidden" in texts(at)
@@ -201,7 +238,9 @@ def test_selecting_a_row_opens_the_side_by_side_drill_down(monkeypatch: pytest.M
     at.run()
     body = texts(at)
     assert f"\n{first}: " in texts(at)
-    assert "Baseline" in body and "Candidate" in body and "Judge claims" in body and "Retrieved chunks" in body
+    assert (
+        "Baseline" in body and "Candidate" in body and "Judge claims" in body and "Retrieved chunks" in body
+    )
     assert at.query_params["qid"] in (first, [first]), "the drill-down is in the URL"
 
 
@@ -230,7 +269,9 @@ def test_question_page_shows_every_run(monkeypatch: pytest.MonkeyPatch, runs) ->
     assert list(history["run_id"]) == list(runs)
     assert at.get("button_group"), "a run picker"
     assert "Retrieved chunks" in texts(at)
-    assert "R@5" in history.columns and "abstention" not in history.columns, "only what applies to an answerable one"
+    assert "R@5" in history.columns and "abstention" not in history.columns, (
+        "only what applies to an answerable one"
+    )
     at = open_page(monkeypatch, "pages/3_Question.py", qid="hv-017")  # unanswerable
     history = at.dataframe[0].value
     assert "abstention" in history.columns and "R@5" not in history.columns
@@ -238,7 +279,9 @@ def test_question_page_shows_every_run(monkeypatch: pytest.MonkeyPatch, runs) ->
     assert "'qid=hv-999' in the link does not exist" in texts(at)
 
 
-def test_question_search_narrows_the_list_and_keeps_the_open_question(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_question_search_narrows_the_list_and_keeps_the_open_question(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     at = open_page(monkeypatch, "pages/3_Question.py", qid="hv-026")
     box = at.selectbox(key="q_qid")
     assert len(box.options) > 100 and box.value == "hv-026"
@@ -264,35 +307,49 @@ def test_untrusted_text_is_escaped_in_markdown(monkeypatch: pytest.MonkeyPatch, 
 
 def test_a_link_cannot_name_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
     """Links carry ids checked against what is loaded; a path is just an unknown id."""
-    at = open_page(monkeypatch, "pages/2_Compare.py", base="../../../../etc/passwd", cand="/etc/shadow",
-                   qid="../testset.jsonl")
+    at = open_page(
+        monkeypatch,
+        "pages/2_Compare.py",
+        base="../../../../etc/passwd",
+        cand="/etc/shadow",
+        qid="../testset.jsonl",
+    )
     body = texts(at)
     assert "'base=../../../../etc/passwd' in the link does not exist" in body
     assert "'cand=/etc/shadow' in the link does not exist" in body
     assert "root:" not in body
 
 
-def test_markdown_in_run_text_is_shown_literally_on_every_drill_down(monkeypatch: pytest.MonkeyPatch,
-                                                                      runs_copy: Path) -> None:
+def test_markdown_in_run_text_is_shown_literally_on_every_drill_down(
+    monkeypatch: pytest.MonkeyPatch, runs_copy: Path
+) -> None:
     """An answer, chunk, claim, quote, question or reference answer holding markdown must not become an
     image (a request to its host) or a link whose text hides where it goes."""
     from helpers import hostile_markdown_runs
 
     payloads = hostile_markdown_runs(runs_copy, run_ids=(BASE, CAND))
-    for page, params in (("pages/2_Compare.py", {"base": BASE, "cand": CAND, "qid": "hv-026"}),
-                         ("pages/3_Question.py", {"qid": "hv-026", "run": CAND})):
+    for page, params in (
+        ("pages/2_Compare.py", {"base": BASE, "cand": CAND, "qid": "hv-026"}),
+        ("pages/3_Question.py", {"qid": "hv-026", "run": CAND}),
+    ):
         at = open_page(monkeypatch, page, folder=runs_copy, **params)
-        raw = [e.value for kind in ("markdown", "subheader", "caption", "warning", "error", "info")
-               for e in getattr(at, kind)]
+        raw = [
+            e.value
+            for kind in ("markdown", "subheader", "caption", "warning", "error", "info")
+            for e in getattr(at, kind)
+        ]
         rendered = "\n".join(str(v) for v in raw)
-        assert "](https://evil.invalid" not in rendered and "![" not in rendered, \
+        assert "](https://evil.invalid" not in rendered and "![" not in rendered, (
             "markdown from run text reached the page unescaped"
+        )
         shown = texts(at)
         for field in ("question", "reference", "answer", "claim"):
             assert payloads[field] in shown, f"the {field} is shown as the text it is"
         # The chunk's quoted part sits inside the highlight.
-        assert "chunk ![px](https://evil.invalid/chunk.png) :orange-background[[innocent chunk](https://evil.invalid/chunk)]" \
+        assert (
+            "chunk ![px](https://evil.invalid/chunk.png) :orange-background[[innocent chunk](https://evil.invalid/chunk)]"
             in shown
+        )
         assert ":orange-background[" in rendered, "the quote is still highlighted, escaped"
 
 
@@ -301,7 +358,9 @@ def test_question_picker_hides_heldout_questions_until_asked(monkeypatch: pytest
     assert heldout
     at = open_page(monkeypatch, "pages/3_Question.py")
     offered = set(at.selectbox(key="q_qid").options)
-    assert offered and not any(o.split(" — ")[0] in heldout for o in offered), "held-out questions are not offered"
+    assert offered and not any(o.split(" — ")[0] in heldout for o in offered), (
+        "held-out questions are not offered"
+    )
     at.toggle(key="q_held").set_value(True).run()
     offered = {o.split(" — ")[0] for o in at.selectbox(key="q_qid").options}
     assert heldout <= offered

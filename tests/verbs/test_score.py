@@ -53,8 +53,12 @@ def test_slice_comparisons_are_kept_on_disk_and_equal_fresh_ones(runs_copy: Path
     runs = load_runs(runs_copy).runs
     base, cand = runs["2026-10-19-hybrid"], runs[RUN]
     first = compare(base, cand).by_slice("type", permutations=500)
-    fresh = compare(*[load_runs(runs_copy).runs[r] for r in (base.run_id, cand.run_id)])  # as a new process would
-    monkeypatch.setattr(cmp, "_summarise", lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed")))
+    fresh = compare(
+        *[load_runs(runs_copy).runs[r] for r in (base.run_id, cand.run_id)]
+    )  # as a new process would
+    monkeypatch.setattr(
+        cmp, "_summarise", lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed"))
+    )
     again = fresh.by_slice("type", permutations=500)
     assert again.equals(first) and "p_holm" in first.columns
     monkeypatch.undo()

@@ -10,16 +10,7 @@ import pytest
 from evalcore.cli import main
 from evalcore.errors import InputError
 from evalcore.runs.trec import read_trec
-from helpers import make_data
-
-
-def write_trec(tmp: Path, seed: int = 3) -> tuple[Path, Path]:
-    run, qrels = make_data(seed, n_q=80)
-    qp, rp = tmp / "qrels.txt", tmp / "run.txt"
-    qp.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.iter_rows()))
-    # Arbitrary rank column (trec_eval ignores it) and mixed white space.
-    rp.write_text("".join(f"{q}\tQ0  {d} 99 {s} myrun\n" for q, d, s in run.iter_rows()))
-    return qp, rp
+from helpers import make_data, oracle, write_trec
 
 
 def parse(out: str) -> dict[tuple[str, str], str]:
@@ -31,35 +22,76 @@ def parse(out: str) -> dict[tuple[str, str], str]:
     return rows
 
 
-def test_per_query_and_summary_values_match_trec_eval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_per_query_and_summary_values_match_trec_eval(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     qp, rp = write_trec(tmp_path)
-    assert main(["trec", "-q", "-m", "map", "-m", "P.5,10", "-m", "ndcg_cut.10", "-m", "recip_rank", "-m", "Rprec",
-                 str(qp), str(rp)]) == 0
+    assert (
+        main(
+            [
+                "trec",
+                "-q",
+                "-m",
+                "map",
+                "-m",
+                "P.5,10",
+                "-m",
+                "ndcg_cut.10",
+                "-m",
+                "recip_rank",
+                "-m",
+                "Rprec",
+                str(qp),
+                str(rp),
+            ]
+        )
+        == 0
+    )
     rows = parse(capsys.readouterr().out)
     run, qrels = make_data(3, n_q=80)
-    theirs = pytest.importorskip("test_retrieval_oracle").oracle(run, qrels)
+    pytest.importorskip("pytrec_eval")
+    theirs = oracle(run, qrels)
     for qid, vals in theirs.items():
-        for ours, trec in [("map", "map"), ("P_5", "P_5"), ("ndcg_cut_10", "ndcg_cut_10"), ("recip_rank", "recip_rank")]:
+        for ours, trec in [
+            ("map", "map"),
+            ("P_5", "P_5"),
+            ("ndcg_cut_10", "ndcg_cut_10"),
+            ("recip_rank", "recip_rank"),
+        ]:
             assert rows[(ours, qid)] == f"{vals[trec]:6.4f}", (qid, ours)
     n = len(theirs)
     mean_map = sum(v["map"] for v in theirs.values()) / n
     assert rows[("map", "all")] == f"{mean_map:6.4f}"
 
 
-def test_default_output_is_the_official_set_in_trec_eval_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_default_output_is_the_official_set_in_trec_eval_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     qp, rp = write_trec(tmp_path)
     assert main(["trec", str(qp), str(rp)]) == 0
     captured = capsys.readouterr()
     names = [line.split("\t")[0].strip() for line in captured.out.splitlines()]
-    assert names[:10] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                          "recip_rank"]
+    assert names[:10] == [
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+    ]
     assert names[10:21] == [f"iprec_at_recall_{x / 10:.2f}" for x in range(11)]
     assert names[21:] == ["P_5", "P_10", "P_15", "P_20", "P_30", "P_100", "P_200", "P_500", "P_1000"]
     assert captured.out.splitlines()[0].endswith("\tall\tmyrun")
     assert captured.err == "", "trec_eval's default set is complete: nothing left out"
 
 
-def test_complete_flag_counts_missing_queries_as_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_complete_flag_counts_missing_queries_as_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     qp, rp = tmp_path / "q", tmp_path / "r"
     qp.write_text("1 0 a 1\n2 0 b 1\n2 0 c 1\n2 0 d 0\n")
     rp.write_text("1 Q0 a 1 1.0 t\n")
@@ -76,17 +108,42 @@ def test_complete_flag_counts_missing_queries_as_zero(tmp_path: Path, capsys: py
     assert rows[("gm_map", "all")] == f"{(1.0 * 0.00001) ** 0.5:6.4f}", "the missing query is the floor in gm"
 
 
-def test_max_documents_nosummary_and_measure_parameters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_max_documents_nosummary_and_measure_parameters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     qp, rp = tmp_path / "q", tmp_path / "r"
     qp.write_text("1 0 a 0\n1 0 b 1\n1 0 c 1\n")
     rp.write_text("1 Q0 a 1 3.0 t\n1 Q0 b 2 2.0 t\n1 Q0 x 3 1.5 t\n1 Q0 c 4 1.0 t\n")
-    main(["trec", "-q", "-n", "-M2", "-m", "num_ret", "-m", "P.2,1", "-mutility.2,-1,0,0", "-m", "relstring.3",
-          "-m", "iprec_at_recall..5", str(qp), str(rp)])
+    main(
+        [
+            "trec",
+            "-q",
+            "-n",
+            "-M2",
+            "-m",
+            "num_ret",
+            "-m",
+            "P.2,1",
+            "-mutility.2,-1,0,0",
+            "-m",
+            "relstring.3",
+            "-m",
+            "iprec_at_recall..5",
+            str(qp),
+            str(rp),
+        ]
+    )
     rows = parse(capsys.readouterr().out)
     assert all(q != "all" for _, q in rows), "-n: no summary rows"
     assert rows[("num_ret", "1")] == "2", "-M2: only the top 2 count"
-    assert [k for k, _ in rows] == ["num_ret", "iprec_at_recall_0.50", "P_1", "P_2", "relstring", "utility_2,-1,0,0"], \
-        "trec_eval's order, cutoffs ascending"
+    assert [k for k, _ in rows] == [
+        "num_ret",
+        "iprec_at_recall_0.50",
+        "P_1",
+        "P_2",
+        "relstring",
+        "utility_2,-1,0,0",
+    ], "trec_eval's order, cutoffs ascending"
     assert rows[("utility_2,-1,0,0", "1")] == "1.0000", "2 x 1 relevant retrieved - 1 non-relevant retrieved"
     assert rows[("relstring", "1")] == "'01'" and rows[("iprec_at_recall_0.50", "1")] == "0.5000"
     assert main(["trec", "-m", "P.0", str(qp), str(rp)]) == 2
@@ -133,7 +190,9 @@ def test_fast_and_general_readers_agree(tmp_path: Path) -> None:
     assert a.runid == b.runid == "t"
 
 
-def test_tab_and_doubled_space_do_not_merge_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tab_and_doubled_space_do_not_merge_fields(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     qp, rp = tmp_path / "q", tmp_path / "r"
     qp.write_text("1 0 a 1\n1 0 b 0\n")
     rp.write_text("1\tQ0  a 1 2.0 t\n1 Q0 b 2 1.0 t\n")

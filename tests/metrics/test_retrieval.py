@@ -14,17 +14,29 @@ from evalcore.metrics.measures import parse_measure, parse_measures
 from evalcore.metrics.retrieval import evaluate, straddling_ties
 
 
-def frames(run: dict[str, list[tuple[str, float]]], labels: dict[str, dict[str, int]]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    r = pl.DataFrame([(q, c, s) for q, items in run.items() for c, s in items],
-                     schema={"qid": pl.String, "chunk_id": pl.String, "score": pl.Float64}, orient="row")
-    q = pl.DataFrame([(q, c, g) for q, rel in labels.items() for c, g in rel.items()],
-                     schema={"qid": pl.String, "chunk_id": pl.String, "rel": pl.Int64}, orient="row")
+def frames(
+    run: dict[str, list[tuple[str, float]]], labels: dict[str, dict[str, int]]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    r = pl.DataFrame(
+        [(q, c, s) for q, items in run.items() for c, s in items],
+        schema={"qid": pl.String, "chunk_id": pl.String, "score": pl.Float64},
+        orient="row",
+    )
+    q = pl.DataFrame(
+        [(q, c, g) for q, rel in labels.items() for c, g in rel.items()],
+        schema={"qid": pl.String, "chunk_id": pl.String, "rel": pl.Int64},
+        orient="row",
+    )
     return r, q
 
 
 def test_guide_worked_example_recall_at_3_and_mrr_are_075() -> None:
     labels = {"q1": {"c4": 1}, "q2": {"c2": 1, "c9": 1}, "q3": {}}
-    run = {"q1": [("c1", 3.0), ("c4", 2.0), ("c7", 1.0)], "q2": [("c9", 3.0), ("c3", 2.0), ("c5", 1.0)], "q3": [("c8", 1.0)]}
+    run = {
+        "q1": [("c1", 3.0), ("c4", 2.0), ("c7", 1.0)],
+        "q2": [("c9", 3.0), ("c3", 2.0), ("c5", 1.0)],
+        "q3": [("c8", 1.0)],
+    }
     r, q = frames(run, labels)
     answerable = [qid for qid, rel in labels.items() if rel]  # q3 is unanswerable: scored on the answer side
     out = evaluate(r, q, ["R@3", "RR"], qids=answerable)
@@ -64,35 +76,75 @@ def test_judged_at_k_counts_labeled_chunks_of_any_grade() -> None:
 
 
 def test_measure_names_round_trip() -> None:
-    for name in ["P@5", "R@10", "hit@5", "RR", "RR@10", "nDCG@10", "nDCG", "nDCG_exp@10", "AP", "AP@100", "Rprec",
-                 "judged@10", "P(rel=2)@5"]:
+    for name in [
+        "P@5",
+        "R@10",
+        "hit@5",
+        "RR",
+        "RR@10",
+        "nDCG@10",
+        "nDCG",
+        "nDCG_exp@10",
+        "AP",
+        "AP@100",
+        "Rprec",
+        "judged@10",
+        "P(rel=2)@5",
+    ]:
         assert str(parse_measure(name)) == name
     assert [str(m) for m in parse_measures("recall@5,mrr,map")] == ["R@5", "RR", "AP"]
 
 
-@pytest.mark.parametrize("bad, says", [("P", "needs a cutoff"), ("Rprec@5", "takes no cutoff"),
-                                        ("nDCG(rel=2)@5", "takes no rel"), ("F1@5", "unknown measure")])
+@pytest.mark.parametrize(
+    "bad, says",
+    [
+        ("P", "needs a cutoff"),
+        ("Rprec@5", "takes no cutoff"),
+        ("nDCG(rel=2)@5", "takes no rel"),
+        ("F1@5", "unknown measure"),
+    ],
+)
 def test_bad_measure_names_say_what_is_wrong(bad: str, says: str) -> None:
     with pytest.raises(ValueError, match=says):
         parse_measure(bad)
 
 
 def test_straddling_ties_are_counted() -> None:
-    r, q = frames({"q1": [("a", 2.0), ("b", 1.0), ("c", 1.0)], "q2": [("a", 3.0), ("b", 2.0), ("c", 1.0)]},
-                  {"q1": {"c": 1}, "q2": {"a": 1}})
+    r, q = frames(
+        {"q1": [("a", 2.0), ("b", 1.0), ("c", 1.0)], "q2": [("a", 3.0), ("b", 2.0), ("c", 1.0)]},
+        {"q1": {"c": 1}, "q2": {"a": 1}},
+    )
     t = straddling_ties(r, q, [2]).row(0, named=True)
     assert t == {"k": 2, "straddled": 1, "affected": 1}
 
 
 # ------------------------------------------------------------------ properties
 
-ALL = ["P@3", "R@3", "R@5", "R@10", "hit@3", "RR", "RR@3", "nDCG@3", "nDCG", "nDCG_exp@5", "AP", "Rprec", "judged@5"]
+ALL = [
+    "P@3",
+    "R@3",
+    "R@5",
+    "R@10",
+    "hit@3",
+    "RR",
+    "RR@3",
+    "nDCG@3",
+    "nDCG",
+    "nDCG_exp@5",
+    "AP",
+    "Rprec",
+    "judged@5",
+]
 
 rankings = st.lists(
     st.tuples(st.sampled_from([f"d{i}" for i in range(15)]), st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0])),
-    min_size=0, max_size=12, unique_by=lambda t: t[0],
+    min_size=0,
+    max_size=12,
+    unique_by=lambda t: t[0],
 )
-labels = st.dictionaries(st.sampled_from([f"d{i}" for i in range(15)]), st.integers(0, 3), min_size=1, max_size=6)
+labels = st.dictionaries(
+    st.sampled_from([f"d{i}" for i in range(15)]), st.integers(0, 3), min_size=1, max_size=6
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -106,7 +158,9 @@ def test_every_measure_is_between_0_and_1(run: list[tuple[str, float]], rel: dic
 
 @settings(max_examples=60, deadline=None)
 @given(run=rankings, rel=labels, seed=st.integers(0, 1000))
-def test_row_order_of_tied_items_changes_nothing(run: list[tuple[str, float]], rel: dict[str, int], seed: int) -> None:
+def test_row_order_of_tied_items_changes_nothing(
+    run: list[tuple[str, float]], rel: dict[str, int], seed: int
+) -> None:
     shuffled = run[:]
     random.Random(seed).shuffle(shuffled)
     a = evaluate(*frames({"q": run}, {"q": rel}), ALL, qids=["q"])
@@ -136,8 +190,14 @@ def test_recall_is_monotone_in_k(run: list[tuple[str, float]], rel: dict[str, in
 
 
 @settings(max_examples=80, deadline=None)
-@given(runs=st.lists(rankings, min_size=1, max_size=4), seed=st.integers(0, 1000), layout=st.sampled_from(["ranked", "shuffled", "split"]))
-def test_row_order_in_the_file_never_changes_a_value(runs: list[list[tuple[str, float]]], seed: int, layout: str) -> None:
+@given(
+    runs=st.lists(rankings, min_size=1, max_size=4),
+    seed=st.integers(0, 1000),
+    layout=st.sampled_from(["ranked", "shuffled", "split"]),
+)
+def test_row_order_in_the_file_never_changes_a_value(
+    runs: list[list[tuple[str, float]]], seed: int, layout: str
+) -> None:
     """Rank order with ties in any order (the usual file), rows in any order, and a question's rows
     split over the file all give exactly the values of the file sorted trec_eval's way."""
     rnd = random.Random(seed)
@@ -149,10 +209,13 @@ def test_row_order_in_the_file_never_changes_a_value(runs: list[list[tuple[str, 
     elif layout == "split":  # each question's second half after every question's first half
         halves = [[r for r in rows if r[0] == f"q{qi}"] for qi in range(len(runs))]
         rows = [r for h in halves for r in h[: len(h) // 2]] + [r for h in halves for r in h[len(h) // 2 :]]
-    df = pl.DataFrame(rows, schema={"qid": pl.String, "chunk_id": pl.String, "score": pl.Float64}, orient="row")
+    df = pl.DataFrame(
+        rows, schema={"qid": pl.String, "chunk_id": pl.String, "score": pl.Float64}, orient="row"
+    )
     labels = pl.DataFrame(
         [(f"q{qi}", cid, (qi + int(cid[1:])) % 3) for qi, run in enumerate(runs) for cid, _ in run],
-        schema={"qid": pl.String, "chunk_id": pl.String, "rel": pl.Int64}, orient="row",
+        schema={"qid": pl.String, "chunk_id": pl.String, "rel": pl.Int64},
+        orient="row",
     )
     qids = [f"q{qi}" for qi in range(len(runs))]
     canonical = df.sort(["qid", "score", "chunk_id"], descending=[False, True, True])
@@ -176,13 +239,21 @@ def test_long_rankings_far_out_of_order_are_sorted_fully() -> None:
 
 def test_a_chunk_listed_twice_for_one_question_is_an_error() -> None:
     with pytest.raises(ValueError, match="chunk 'c1' is listed twice for question 'q2'"):
-        evaluate(*frames({"q1": [("c1", 1.0)], "q2": [("c1", 2.0), ("c2", 1.5), ("c1", 1.0)]}, {"q2": {"c1": 1}}), ["P@5"])
+        evaluate(
+            *frames({"q1": [("c1", 1.0)], "q2": [("c1", 2.0), ("c2", 1.5), ("c1", 1.0)]}, {"q2": {"c1": 1}}),
+            ["P@5"],
+        )
     # Also when the file is out of rank order (so the rows are re-sorted before the check).
     with pytest.raises(ValueError, match="chunk 'c9' is listed twice for question 'q1'"):
-        evaluate(*frames({"q0": [("c1", 1.0)], "q1": [("c9", 1.0), ("c2", 3.0), ("c9", 2.0)]}, {"q1": {"c2": 1}}), ["P@5"])
+        evaluate(
+            *frames({"q0": [("c1", 1.0)], "q1": [("c9", 1.0), ("c2", 3.0), ("c9", 2.0)]}, {"q1": {"c2": 1}}),
+            ["P@5"],
+        )
 
 
-def test_the_first_compile_after_an_install_is_announced(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_the_first_compile_after_an_install_is_announced(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """A user's first `evalcore metrics` waits ~10 s for numba: it must say why, once."""
     import evalcore.metrics.retrieval as r
 

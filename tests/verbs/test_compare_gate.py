@@ -13,8 +13,12 @@ from evalcore.cli import main
 from evalcore.stats import bootstrap_ci, holm, paired_randomization_test
 from helpers import SAMPLE
 
-RERANK, PROMPT2, BM25, HYBRID = ("2026-11-02-hybrid-rerank", "2026-11-16-rerank-prompt-v2", "2026-10-05-bm25",
-                                 "2026-10-19-hybrid")
+RERANK, PROMPT2, BM25, HYBRID = (
+    "2026-11-02-hybrid-rerank",
+    "2026-11-16-rerank-prompt-v2",
+    "2026-10-05-bm25",
+    "2026-10-19-hybrid",
+)
 
 
 @pytest.fixture(scope="module")
@@ -66,11 +70,38 @@ def test_stats_helpers_against_known_values() -> None:
 
 
 def test_gate_passes_on_an_improvement_and_fails_on_the_prompt_regression(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    assert main(["gate", "--baseline", str(SAMPLE / HYBRID), "--candidate", str(SAMPLE / RERANK),
-                 "--permutations", "2000"]) == 0
+    assert (
+        main(
+            [
+                "gate",
+                "--baseline",
+                str(SAMPLE / HYBRID),
+                "--candidate",
+                str(SAMPLE / RERANK),
+                "--permutations",
+                "2000",
+            ]
+        )
+        == 0
+    )
     md, junit, pq = tmp_path / "summary.md", tmp_path / "junit.xml", tmp_path / "pq.csv"
-    code = main(["gate", "--baseline", str(SAMPLE / RERANK), "--candidate", str(SAMPLE / PROMPT2),
-                 "--summary", str(md), "--junit", str(junit), "--per-question", str(pq), "--permutations", "2000"])
+    code = main(
+        [
+            "gate",
+            "--baseline",
+            str(SAMPLE / RERANK),
+            "--candidate",
+            str(SAMPLE / PROMPT2),
+            "--summary",
+            str(md),
+            "--junit",
+            str(junit),
+            "--per-question",
+            str(pq),
+            "--permutations",
+            "2000",
+        ]
+    )
     assert code == 1, "must-pass questions regressed"
     text = md.read_text()
     assert "❌ failed" in text and "unanswerable question stopped abstaining" in text
@@ -82,13 +113,41 @@ def test_gate_passes_on_an_improvement_and_fails_on_the_prompt_regression(tmp_pa
 
 def test_gate_config_tolerances_and_bad_config(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     cfg = tmp_path / "gate.toml"
-    cfg.write_text('[gate]\nmust_pass_metrics = ["R@5"]\n[metrics.faithfulness]\nmax_drop = 0.05\nseverity = "fail"\n')
-    assert main(["gate", "--baseline", str(SAMPLE / RERANK), "--candidate", str(SAMPLE / PROMPT2),
-                 "--config", str(cfg), "--permutations", "2000"]) == 1
+    cfg.write_text(
+        '[gate]\nmust_pass_metrics = ["R@5"]\n[metrics.faithfulness]\nmax_drop = 0.05\nseverity = "fail"\n'
+    )
+    assert (
+        main(
+            [
+                "gate",
+                "--baseline",
+                str(SAMPLE / RERANK),
+                "--candidate",
+                str(SAMPLE / PROMPT2),
+                "--config",
+                str(cfg),
+                "--permutations",
+                "2000",
+            ]
+        )
+        == 1
+    )
     assert "| faithfulness |" in capsys.readouterr().out
     cfg.write_text('[metrics."F1@5"]\nmax_drop = 0.1\n')
-    assert main(["gate", "--baseline", str(SAMPLE / RERANK), "--candidate", str(SAMPLE / PROMPT2),
-                 "--config", str(cfg)]) == 2
+    assert (
+        main(
+            [
+                "gate",
+                "--baseline",
+                str(SAMPLE / RERANK),
+                "--candidate",
+                str(SAMPLE / PROMPT2),
+                "--config",
+                str(cfg),
+            ]
+        )
+        == 2
+    )
     assert "unknown measure 'F1@5'" in capsys.readouterr().err
 
 
@@ -98,7 +157,9 @@ def test_gate_on_missing_run_is_exit_2(capsys) -> None:  # type: ignore[no-untyp
 
 
 def test_metrics_command_by_tag_json(capsys) -> None:  # type: ignore[no-untyped-def]
-    assert main(["metrics", str(SAMPLE / BM25), "--by", "source", "--format", "json", "--resamples", "200"]) == 0
+    assert (
+        main(["metrics", str(SAMPLE / BM25), "--by", "source", "--format", "json", "--resamples", "200"]) == 0
+    )
     rows = json.loads(capsys.readouterr().out)
     r5 = {r["slice"]: r["mean"] for r in rows if r["metric"] == "R@5"}
     assert r5["synthetic"] > r5["real"], "synthetic questions flatter keyword retrieval (the guide's warning)"

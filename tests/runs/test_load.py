@@ -36,14 +36,22 @@ BASE = "2026-10-05-bm25"
 def test_sample_runs_load_without_problems(runs_copy: Path) -> None:
     lr = load_runs(runs_copy)
     assert lr.problems == []
-    assert list(lr.runs) == ["2026-10-05-bm25", "2026-10-19-hybrid", "2026-11-02-hybrid-rerank",
-                             "2026-11-16-rerank-prompt-v2"]
+    assert list(lr.runs) == [
+        "2026-10-05-bm25",
+        "2026-10-19-hybrid",
+        "2026-11-02-hybrid-rerank",
+        "2026-11-16-rerank-prompt-v2",
+    ]
 
 
 @pytest.mark.parametrize(
     "mutate, field, message",
     [
-        (lambda r: r | {"retrieved": [{**r["retrieved"][0], "score": "high"}]}, "retrieved[0].score", "valid number"),
+        (
+            lambda r: r | {"retrieved": [{**r["retrieved"][0], "score": "high"}]},
+            "retrieved[0].score",
+            "valid number",
+        ),
         (lambda r: r | {"abstained": "no"}, "abstained", "valid boolean"),
         (lambda r: r | {"answr": "typo"}, "answr", "unknown field"),
         (lambda r: {k: v for k, v in r.items() if k != "qid"}, "qid", "required field is missing"),
@@ -51,7 +59,9 @@ def test_sample_runs_load_without_problems(runs_copy: Path) -> None:
         (lambda r: r | {"retrieved": [r["retrieved"][0], r["retrieved"][0]]}, "retrieved", "appears 2 times"),
     ],
 )
-def test_bad_record_is_reported_with_file_line_and_field_and_others_still_load(runs_copy, mutate, field, message) -> None:  # type: ignore[no-untyped-def]
+def test_bad_record_is_reported_with_file_line_and_field_and_others_still_load(
+    runs_copy, mutate, field, message
+) -> None:  # type: ignore[no-untyped-def]
     bad = mutate(record(runs_copy, BASE, 7))
     path = break_results(runs_copy, BASE, 7, json.dumps(bad))
     lr = load_runs(runs_copy)
@@ -109,9 +119,14 @@ def test_testset_hash_mismatch_is_a_warning_naming_both_hashes(runs_copy: Path) 
     [
         (json.dumps(case("q1", {"c1": 1.5})), "valid integer"),
         (json.dumps(case("q1", {"c1": -1})), "greater than or equal to 0"),
-        ('{"qid": "q1", "question": "x", "relevant": {"c1": 1, "c1": 2}, "tags": {"type": "a", "topic": "b", "source": "real"}}',
-         "appears twice"),
-        (json.dumps(case("q1", tags={"type": "lookup", "topic": "t", "source": "scraped"})), "'real' or 'synthetic'"),
+        (
+            '{"qid": "q1", "question": "x", "relevant": {"c1": 1, "c1": 2}, "tags": {"type": "a", "topic": "b", "source": "real"}}',
+            "appears twice",
+        ),
+        (
+            json.dumps(case("q1", tags={"type": "lookup", "topic": "t", "source": "scraped"})),
+            "'real' or 'synthetic'",
+        ),
         (json.dumps(case("q1", {"c1": 2}, answerable=False)), "field 'answerable'"),
     ],
 )
@@ -138,13 +153,17 @@ def test_validate_command_exit_codes(runs_copy: Path, capsys: pytest.CaptureFixt
     assert "results.jsonl:4: error" in out and "FAILED: 3 run(s)" in out
 
 
-def test_jsonl_is_converted_once_then_read_from_cache(runs_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_jsonl_is_converted_once_then_read_from_cache(
+    runs_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import evalcore.runs.load as io
 
     first = load_runs(runs_copy)
     calls = []
     convert = io._read_results_jsonl
-    monkeypatch.setattr(io, "_read_results_jsonl", lambda path, problems: calls.append(1) or convert(path, problems))
+    monkeypatch.setattr(
+        io, "_read_results_jsonl", lambda path, problems: calls.append(1) or convert(path, problems)
+    )
     lr = load_runs(runs_copy)
     assert calls == [] and len(lr.runs) == 4
     assert all(lr.runs[r].retrieved.equals(first.runs[r].retrieved) for r in lr.runs)
@@ -194,7 +213,9 @@ def _as_parquet(tmp_path: Path, runs_copy: Path, run_id: str, mutate=None) -> Pa
 
 
 @pytest.mark.parametrize("run_id", ["2026-10-05-bm25", "2026-11-16-rerank-prompt-v2"])
-def test_parquet_fast_path_gives_the_same_tables_as_line_by_line_validation(tmp_path: Path, runs_copy: Path, run_id: str) -> None:
+def test_parquet_fast_path_gives_the_same_tables_as_line_by_line_validation(
+    tmp_path: Path, runs_copy: Path, run_id: str
+) -> None:
     import polars as pl
     from polars.testing import assert_frame_equal
 
@@ -206,7 +227,9 @@ def test_parquet_fast_path_gives_the_same_tables_as_line_by_line_validation(tmp_
     assert fast is not None, "a clean file takes the vectorised path"
     exact = load_run(runs_copy / run_id)
     for name in ("results", "retrieved", "claims", "external"):
-        assert_frame_equal(fast[name].drop("line", strict=False), getattr(exact, name).drop("line", strict=False))
+        assert_frame_equal(
+            fast[name].drop("line", strict=False), getattr(exact, name).drop("line", strict=False)
+        )
 
 
 def test_broken_parquet_gets_row_and_field_errors(tmp_path: Path, runs_copy: Path) -> None:
@@ -225,14 +248,18 @@ def test_broken_parquet_gets_row_and_field_errors(tmp_path: Path, runs_copy: Pat
     assert folder.name not in lr.runs
 
 
-def test_test_set_is_parsed_once_and_an_edit_is_seen(runs_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_test_set_is_parsed_once_and_an_edit_is_seen(
+    runs_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import evalcore.runs.testset as tsmod
 
     path = runs_copy / "testset.jsonl"
     first = read_testset(path)
     monkeypatch.setattr(tsmod, "validate_line", lambda *a, **k: pytest.fail("parsed again"))
     again = read_testset(path)
-    assert again.sha256 == first.sha256 and again.cases.equals(first.cases) and again.qrels.equals(first.qrels)
+    assert (
+        again.sha256 == first.sha256 and again.cases.equals(first.cases) and again.qrels.equals(first.qrels)
+    )
     monkeypatch.undo()
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[1:]) + "\n")  # drop the first question
@@ -249,7 +276,9 @@ def test_a_parse_cached_by_other_code_is_not_served(runs_copy: Path, monkeypatch
     load_runs(runs_copy)
     calls = []
     convert = io._read_results_jsonl
-    monkeypatch.setattr(io, "_read_results_jsonl", lambda path, problems: calls.append(1) or convert(path, problems))
+    monkeypatch.setattr(
+        io, "_read_results_jsonl", lambda path, problems: calls.append(1) or convert(path, problems)
+    )
     load_runs(runs_copy)
     assert calls == [], "same code, same files: from the cache"
     monkeypatch.setattr(cache, "code_version", lambda: "another parser")

@@ -63,7 +63,9 @@ def _index_bootstrap(x: np.ndarray, resamples: int, seed: int) -> tuple[float, f
 def _flip_test(d: np.ndarray, permutations: int, seed: int) -> float:
     rng = np.random.default_rng(seed)
     signs = rng.integers(0, 2, size=(permutations, d.size)) * 2 - 1
-    return float((1 + np.count_nonzero(np.abs((signs * d).mean(axis=1)) >= abs(d.mean()) - 1e-12)) / (1 + permutations))
+    return float(
+        (1 + np.count_nonzero(np.abs((signs * d).mean(axis=1)) >= abs(d.mean()) - 1e-12)) / (1 + permutations)
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -12,8 +12,7 @@ from evalcore import RunWriter, load_run, score_run
 from evalcore.cli import main
 from evalcore.metrics.retrieval import evaluate
 from evalcore.runs.trec import read_trec
-from helpers import SAMPLE
-from test_trec_mode import write_trec
+from helpers import SAMPLE, write_trec
 
 
 def test_trec_import_scores_like_the_trec_files(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -23,10 +22,16 @@ def test_trec_import_scores_like_the_trec_files(tmp_path: Path, capsys) -> None:
     files = read_trec(qp, rp)
     direct = evaluate(files.run, files.qrels, ["AP", "nDCG@10"])
     answerable = set(files.qrels.filter(pl.col("rel") >= 1)["qid"])
-    ours = score_run(run, ["AP", "nDCG@10"]).filter(pl.col("qid").is_in(answerable)).select("qid", "AP", "nDCG@10")
+    ours = (
+        score_run(run, ["AP", "nDCG@10"])
+        .filter(pl.col("qid").is_in(answerable))
+        .select("qid", "AP", "nDCG@10")
+    )
     from polars.testing import assert_frame_equal
 
-    assert_frame_equal(ours.sort("qid"), direct.filter(pl.col("qid").is_in(answerable)).sort("qid"), abs_tol=1e-12)
+    assert_frame_equal(
+        ours.sort("qid"), direct.filter(pl.col("qid").is_in(answerable)).sort("qid"), abs_tol=1e-12
+    )
     # Never overwrites what exists.
     assert main(["import", "trec", "--qrels", str(qp), "--run", str(rp), "--out", str(tmp_path / "out")]) == 2
     assert "already exists" in capsys.readouterr().err
@@ -34,15 +39,20 @@ def test_trec_import_scores_like_the_trec_files(tmp_path: Path, capsys) -> None:
 
 def test_ragas_csv_import_keeps_metrics_as_external_scores(tmp_path: Path) -> None:
     csv = tmp_path / "ragas.csv"
-    pl.DataFrame({
-        "user_input": ["What is the Team plan's retention?", "Tape support?"],
-        "retrieved_contexts": [str(["The Team plan keeps snapshots for 90 days.", "Other text."]), str(["Nothing."])],
-        "response": ["90 days.", "I don't know."],
-        "reference": ["90 days", "Not documented"],
-        "reference_contexts": [str(["The Team plan keeps snapshots for 90 days."]), "[]"],
-        "faithfulness": [1.0, None],
-        "context_precision": [1.0, 0.0],
-    }).write_csv(csv)
+    pl.DataFrame(
+        {
+            "user_input": ["What is the Team plan's retention?", "Tape support?"],
+            "retrieved_contexts": [
+                str(["The Team plan keeps snapshots for 90 days.", "Other text."]),
+                str(["Nothing."]),
+            ],
+            "response": ["90 days.", "I don't know."],
+            "reference": ["90 days", "Not documented"],
+            "reference_contexts": [str(["The Team plan keeps snapshots for 90 days."]), "[]"],
+            "faithfulness": [1.0, None],
+            "context_precision": [1.0, 0.0],
+        }
+    ).write_csv(csv)
     folder = tmp_path / "out"
     assert main(["import", "ragas", str(csv), "--out", str(folder), "--run-id", "ragas-run"]) == 0
     run = load_run(folder / "ragas-run")
@@ -54,20 +64,28 @@ def test_ragas_csv_import_keeps_metrics_as_external_scores(tmp_path: Path) -> No
     assert run.manifest.external_metrics == {"context_precision": "ragas", "faithfulness": "ragas"}
 
 
-def test_an_answerable_question_without_labels_scores_its_answer_but_not_its_retrieval(tmp_path: Path) -> None:
+def test_an_answerable_question_without_labels_scores_its_answer_but_not_its_retrieval(
+    tmp_path: Path,
+) -> None:
     from evalcore import summarize
     from helpers import case, write_jsonl
 
-    ts = write_jsonl(tmp_path / "testset.jsonl", [
-        case("labeled", {"c1": 1}),
-        case("unlabeled", answerable=True),  # answerable, chunks not labeled yet
-        case("unanswerable"),
-    ])
+    ts = write_jsonl(
+        tmp_path / "testset.jsonl",
+        [
+            case("labeled", {"c1": 1}),
+            case("unlabeled", answerable=True),  # answerable, chunks not labeled yet
+            case("unanswerable"),
+        ],
+    )
     with RunWriter(tmp_path / "run", testset=ts) as w:
         for qid in ("labeled", "unlabeled", "unanswerable"):
-            w.add(qid, retrieved=[{"chunk_id": "c2", "score": 2.0}, {"chunk_id": "c1", "score": 1.0}],
-                  answer="I don't know." if qid == "unlabeled" else "An answer.",
-                  judge={"claims": [], "correctness": "incorrect"})
+            w.add(
+                qid,
+                retrieved=[{"chunk_id": "c2", "score": 2.0}, {"chunk_id": "c1", "score": 1.0}],
+                answer="I don't know." if qid == "unlabeled" else "An answer.",
+                judge={"claims": [], "correctness": "incorrect"},
+            )
     run = load_run(tmp_path / "run")
     scores = {r["qid"]: r for r in score_run(run).iter_rows(named=True)}
     assert scores["labeled"]["RR@10"] == 0.5
@@ -82,13 +100,15 @@ def test_an_answerable_question_without_labels_scores_its_answer_but_not_its_ret
 
 def test_ragas_export_without_reference_contexts_keeps_questions_answerable(tmp_path: Path) -> None:
     csv = tmp_path / "ragas.csv"
-    pl.DataFrame({
-        "user_input": ["What is the Team plan's retention?", "Tape support?"],
-        "retrieved_contexts": [str(["The Team plan keeps snapshots for 90 days."]), str(["Nothing."])],
-        "response": ["90 days.", "I don't know."],
-        "reference": ["90 days", "Not documented"],
-        "faithfulness": [1.0, 0.0],
-    }).write_csv(csv)
+    pl.DataFrame(
+        {
+            "user_input": ["What is the Team plan's retention?", "Tape support?"],
+            "retrieved_contexts": [str(["The Team plan keeps snapshots for 90 days."]), str(["Nothing."])],
+            "response": ["90 days.", "I don't know."],
+            "reference": ["90 days", "Not documented"],
+            "faithfulness": [1.0, 0.0],
+        }
+    ).write_csv(csv)
     assert main(["import", "ragas", str(csv), "--out", str(tmp_path / "out"), "--run-id", "r"]) == 0
     run = load_run(tmp_path / "out" / "r")
     assert run.testset.cases["answerable"].to_list() == [True, True]
@@ -125,18 +145,24 @@ def test_a_crashed_pipeline_leaves_no_half_run(tmp_path: Path) -> None:
 def test_run_writer_takes_a_whole_frame_checked_by_the_loaders_rules(tmp_path: Path) -> None:
     ts = SAMPLE / "testset.jsonl"
     base = load_run(SAMPLE / "2026-11-02-hybrid-rerank")
-    frame = (base.retrieved.group_by("qid", maintain_order=True)
-             .agg(retrieved=pl.struct("chunk_id", "score", "text"))
-             .join(base.results.select("qid", "answer"), on="qid"))
+    frame = (
+        base.retrieved.group_by("qid", maintain_order=True)
+        .agg(retrieved=pl.struct("chunk_id", "score", "text"))
+        .join(base.results.select("qid", "answer"), on="qid")
+    )
     with RunWriter(tmp_path / "framed", testset=ts) as w:
         w.add_frame(frame)
     written = load_run(tmp_path / "framed")
     ret = ["qid", "R@5", "nDCG@10", "AP", "judged@10"]
     assert score_run(written).select(ret).equals(score_run(base).select(ret)), "same rankings, same scores"
     assert written.results["answer"].equals(base.results["answer"])
-    bad = frame.with_columns(retrieved=pl.col("retrieved").list.eval(
-        pl.element().struct.with_fields(score=pl.lit(float("nan")))))
-    with pytest.raises(ValueError, match=r"retrieved\[0\].score"), RunWriter(tmp_path / "bad", testset=ts) as w:
+    bad = frame.with_columns(
+        retrieved=pl.col("retrieved").list.eval(pl.element().struct.with_fields(score=pl.lit(float("nan"))))
+    )
+    with (
+        pytest.raises(ValueError, match=r"retrieved\[0\].score"),
+        RunWriter(tmp_path / "bad", testset=ts) as w,
+    ):
         w.add_frame(bad)
     w2 = RunWriter(tmp_path / "twice", testset=ts)
     w2.add_frame(frame.head(3))
