@@ -14,10 +14,10 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
+from dashboard import tables
 from evalcore import Comparison, LoadResult, compare, load_runs, score_run, summarize
 from evalcore.comparison import incomparable
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
-from evalcore.runs.load import manifest_summary
 from evalcore.score import score_runs, trend
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,7 +104,8 @@ def across_runs(folder: str, qid: str, key: Key) -> pl.DataFrame:
 
 
 def overview_table(result: LoadResult) -> pl.DataFrame:
-    return pl.DataFrame([manifest_summary(r) for r in result.runs.values()])
+    """The Overview's runs table: a row per run, its manifest flattened."""
+    return pl.DataFrame([tables.manifest_row(r) for r in result.runs.values()])
 
 
 __all__ = [

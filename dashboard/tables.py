@@ -3,6 +3,7 @@ these on the screen; the numbers in them come from evalcore (means, CIs, deltas,
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,7 @@ import polars as pl
 from evalcore.comparison import STATUSES, Comparison, filter_questions
 from evalcore.metrics.catalogue import HEADLINE
 from evalcore.question import question_choices
+from evalcore.runs.load import Run
 from evalcore.runs.testset import HELDOUT
 
 __all__ = [
@@ -183,3 +185,17 @@ def tag_pair(value: str | None) -> tuple[str, str] | None:
         return None
     tag, _, tag_value = value.partition(":")
     return tag, tag_value
+
+
+def manifest_row(run: Run) -> dict[str, Any]:
+    """The manifest as one flat dict for tables (system config flattened with dots)."""
+    flat: dict[str, Any] = {
+        "run_id": run.run_id,
+        "label": run.label,
+        "created": run.manifest.created.isoformat(),
+        "test_set": run.testset.version,
+        "questions": run.results.height,
+    }
+    for key, value in run.manifest.system.items():
+        flat[f"system.{key}"] = value if isinstance(value, str | int | float | bool) else json.dumps(value)
+    return flat

@@ -10,13 +10,11 @@ ones that did not, so one broken file cannot take the others down.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 from pydantic import ValidationError
@@ -390,17 +388,3 @@ def load_run(folder: str | Path) -> Run:
     if run is None:  # pragma: no cover - read_run raises when it has no run
         raise InputError([Problem(str(folder), "the run could not be loaded")])
     return run
-
-
-def manifest_summary(run: Run) -> dict[str, Any]:
-    """The manifest as one flat dict for tables (system config flattened with dots)."""
-    flat: dict[str, Any] = {
-        "run_id": run.run_id,
-        "label": run.label,
-        "created": run.manifest.created.isoformat(),
-        "test_set": run.testset.version,
-        "questions": run.results.height,
-    }
-    for key, value in run.manifest.system.items():
-        flat[f"system.{key}"] = value if isinstance(value, str | int | float | bool) else json.dumps(value)
-    return flat
