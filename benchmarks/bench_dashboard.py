@@ -2,6 +2,8 @@
 
     python benchmarks/bench_dashboard.py                 # 20 runs x 10,000 questions, parquet
     python benchmarks/bench_dashboard.py --format jsonl  # the same runs as results.jsonl (a team's usual files)
+    python benchmarks/bench_dashboard.py --format trec   # runs made with `evalcore import trec`: 20 chunks,
+                                                         # no text or answers (issue 8's first-view folder)
     python benchmarks/bench_dashboard.py --questions 2000
 
 Generates the runs (parquet, 10 retrieved chunks with text, an answer and judge claims per question),
@@ -156,6 +158,51 @@ def generate(folder: Path, n_runs: int, n_q: int, depth: int = 10, fmt: str = "p
     (folder / "done").write_text("")
 
 
+def generate_trec(folder: Path, n_runs: int, n_q: int, depth: int = 20) -> None:
+    """TREC files turned into runs the way a user does it (bench_load.py makes the same folder)."""
+    if (folder / "done").exists():
+        return
+    import subprocess
+
+    from bench_load import make_trec
+
+    from evalcore import RunWriter
+    from evalcore.runs.trec import read_trec
+
+    trec = folder / "trec"
+    trec.mkdir(parents=True, exist_ok=True)
+    qrels, runs = make_trec(trec, n_q, depth, n_runs)
+    out = folder / "runs"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalcore.cli",
+            "import",
+            "trec",
+            "--qrels",
+            str(qrels),
+            "--run",
+            str(runs[0]),
+            "--out",
+            str(out),
+            "--run-id",
+            "run-00",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    for i in range(1, n_runs):
+        files = read_trec(qrels, runs[i], will_score=False)
+        frame = files.run.group_by("qid", maintain_order=True).agg(
+            retrieved=pl.struct(pl.col("chunk_id").cast(pl.String), "score")
+        )
+        created = datetime(2026, 6, 1, tzinfo=UTC) + timedelta(days=7 * i)
+        with RunWriter(out / f"run-{i:02d}", testset=out / "testset.jsonl", created=created) as w:
+            w.add_frame(frame)
+    (folder / "done").write_text("")
+
+
 # Single loads on this kind of machine vary by ±20%: "cold" is the median of COLD_STARTS fresh
 # servers, "warm" the median of WARM_RELOADS reloads on each of them.
 COLD_STARTS = 3
@@ -183,12 +230,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--questions", type=int, default=10_000)
-    ap.add_argument("--format", choices=["parquet", "jsonl"], default="parquet")
+    ap.add_argument("--format", choices=["parquet", "jsonl", "trec"], default="parquet")
     args = ap.parse_args()
-    folder = HERE / ".data" / f"dash-{args.runs}x{args.questions}{'-jsonl' if args.format == 'jsonl' else ''}"
+    folder = (
+        HERE
+        / ".data"
+        / f"dash-{args.runs}x{args.questions}{'' if args.format == 'parquet' else '-' + args.format}"
+    )
     t = time.perf_counter()
-    generate(folder, args.runs, args.questions, fmt=args.format)
+    if args.format == "trec":
+        generate_trec(folder, args.runs, args.questions)
+    else:
+        generate(folder, args.runs, args.questions, fmt=args.format)
     print(f"data: {folder} ({time.perf_counter() - t:.0f} s to generate)")
+    if args.format == "trec":
+        folder = folder / "runs"
     base, cand = f"run-{args.runs - 2:02d}", f"run-{args.runs - 1:02d}"
     pages = [
         ("overview", "/"),
@@ -265,6 +321,7 @@ def main() -> None:
         browser.close()
     shutil.rmtree(cache, ignore_errors=True)
     size = sum(p.stat().st_size for p in folder.rglob("results.*")) / 1e6
+    args.format = "jsonl" if args.format == "trec" else args.format
     print(
         f"\n{args.runs} runs x {args.questions:,} questions ({size:,.0f} MB of results.{args.format}), Chromium, "
         "seconds from navigation to a fully rendered page"

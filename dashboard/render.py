@@ -7,10 +7,12 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable
+from typing import Any
 
 import polars as pl
 import streamlit as st
 
+from dashboard.tables import Grid
 from evalcore.metrics.quotes import span
 from evalcore.question import QuestionDetail
 
@@ -122,3 +124,33 @@ def quotes_by_chunk(d: QuestionDetail) -> dict[str, list[str]]:
     for row in d.claims.filter(pl.col("quote_found")).iter_rows(named=True):
         out.setdefault(row["quote_chunk"], []).append(row["quote"])
     return out
+
+
+def heatmap(
+    grid: Grid, *, colorscale: str, row_height: int, hover: str, colorbar: dict[str, Any] | None = None
+) -> Any:
+    """A slice × metric heatmap of a :class:`~dashboard.tables.Grid`, its labels escaped for plotly,
+    each cell's text drawn in it, metric names on top."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(
+        go.Heatmap(
+            z=grid.z,
+            x=plot_texts(grid.metrics),
+            y=plot_texts(grid.slices),
+            zmin=grid.zmin,
+            zmax=grid.zmax,
+            colorscale=colorscale,
+            text=grid.text,
+            texttemplate="%{text}",
+            hovertemplate=hover,
+            **({"colorbar": colorbar} if colorbar else {}),
+        )
+    )
+    fig.update_layout(
+        height=120 + row_height * len(grid.slices),
+        margin={"t": 10, "b": 10},
+        yaxis_autorange="reversed",
+        xaxis_side="top",
+    )
+    return fig

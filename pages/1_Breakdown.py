@@ -9,7 +9,7 @@ import streamlit as st
 
 from dashboard import data, tables
 from dashboard.frame import complain, need_runs, setup
-from dashboard.render import md_escape, plot_text, plot_texts
+from dashboard.render import heatmap, md_escape, plot_text, plot_texts
 from dashboard.views import BreakdownView
 
 # One chart at a time: each plotly chart costs the browser about half a second to draw, and the
@@ -67,7 +67,6 @@ table = table.filter(pl.col("metric").is_in(metrics))
 if table.height == 0:
     st.info("Pick at least one metric.")
     st.stop()
-slices = sorted(set(table["slice"].to_list()))
 held = run.testset.n_heldout
 if held:
     st.caption(f"Aggregates include {held} held-out question(s). Slice by `split` to see them apart.")
@@ -90,26 +89,12 @@ if vs is None:
     )
     st.session_state["_bd_chart_last"] = chart
     if chart == "heatmap":
-        grid = tables.mean_grid(table, metrics)
-        fig = go.Figure(
-            go.Heatmap(
-                z=grid.z,
-                x=plot_texts(grid.metrics),
-                y=plot_texts(grid.slices),
-                zmin=grid.zmin,
-                zmax=grid.zmax,
-                colorscale="Blues",
-                text=grid.text,
-                texttemplate="%{text}",
-                hovertemplate="%{y} · %{x}: %{z:.3f}<extra></extra>",
-                colorbar={"title": "mean"},
-            )
-        )
-        fig.update_layout(
-            height=120 + 62 * len(slices),
-            margin={"t": 10, "b": 10},
-            yaxis_autorange="reversed",
-            xaxis_side="top",
+        fig = heatmap(
+            tables.mean_grid(table, metrics),
+            colorscale="Blues",
+            row_height=62,
+            hover="%{y} · %{x}: %{z:.3f}<extra></extra>",
+            colorbar={"title": "mean"},
         )
         st.plotly_chart(fig, key="bd_heat")
     else:
@@ -156,22 +141,11 @@ else:
         f"**{md_escape(frame.label(run_id))}** vs baseline **{md_escape(frame.label(vs))}** — mean paired delta per slice; "
         "★ = significant after Holm correction across every cell (p < 0.05); † = fewer than 30 questions."
     )
-    grid = tables.delta_grid(table, metrics)
-    fig = go.Figure(
-        go.Heatmap(
-            z=grid.z,
-            x=plot_texts(grid.metrics),
-            y=plot_texts(grid.slices),
-            zmin=grid.zmin,
-            zmax=grid.zmax,
-            colorscale="RdBu",
-            text=grid.text,
-            texttemplate="%{text}",
-            hovertemplate="%{y} · %{x}<extra></extra>",
-        )
-    )
-    fig.update_layout(
-        height=120 + 48 * len(slices), margin={"t": 10, "b": 10}, yaxis_autorange="reversed", xaxis_side="top"
+    fig = heatmap(
+        tables.delta_grid(table, metrics),
+        colorscale="RdBu",
+        row_height=48,
+        hover="%{y} · %{x}<extra></extra>",
     )
     st.plotly_chart(fig, key="bd_delta_heat")
     st.dataframe(
