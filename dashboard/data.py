@@ -17,6 +17,7 @@ import streamlit as st
 from dashboard import tables
 from evalcore import Comparison, LoadResult, compare, load_runs, score_run, summarize
 from evalcore.comparison import incomparable
+from evalcore.metrics.retrieval import preload
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
 from evalcore.score import score_runs, trend
 
@@ -49,6 +50,9 @@ def fingerprint(folder: Path) -> Key:
 
 @st.cache_resource(show_spinner="Loading runs…", max_entries=4)
 def _load(folder: str, _key: Key) -> LoadResult:
+    # Every page scores what it loads: the compiled measures (about a second to load) load on a
+    # background thread while the run files are read.
+    preload()
     return load_runs(folder)
 
 

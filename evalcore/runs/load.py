@@ -307,6 +307,9 @@ def _read_run_body(
         check_records(results_path, frames, problems)
         if len(problems.errors) == errors:
             _cache_write(results_path, frames)
+            # From now on the frames are the cache file's, memory-mapped: the parsed copy is freed,
+            # so a folder of many runs seen for the first time does not hold them all in memory.
+            frames = _cache_read(results_path) or frames
     _check_against_testset(results_path, frames["results"], ts, problems)
     if len(problems.errors) > before:
         return None
