@@ -199,3 +199,14 @@ def manifest_row(run: Run) -> dict[str, Any]:
     for key, value in run.manifest.system.items():
         flat[f"system.{key}"] = value if isinstance(value, str | int | float | bool) else json.dumps(value)
     return flat
+
+
+def only_metrics(table: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
+    """The rows of a per-slice table for these metrics."""
+    return table.filter(pl.col("metric").is_in(metrics))
+
+
+def applicable(table: pl.DataFrame) -> pl.DataFrame:
+    """A per-slice table without the cells where a metric applies to no question (n = 0: retrieval on
+    unanswerable questions), which would be rows of blanks; charts still show them as '–'."""
+    return table.filter(pl.col("n") > 0)

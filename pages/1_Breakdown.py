@@ -4,7 +4,6 @@ the deltas between two runs with significance marks."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
-import polars as pl
 import streamlit as st
 
 from dashboard import data, tables
@@ -63,7 +62,7 @@ BreakdownView.from_state(
     metric=metrics if metrics != all_metrics else [],
     bar=st.session_state.get("bd_focus") if bars_shown else None,
 ).publish()
-table = table.filter(pl.col("metric").is_in(metrics))
+table = tables.only_metrics(table, metrics)
 if table.height == 0:
     st.info("Pick at least one metric.")
     st.stop()
@@ -101,7 +100,7 @@ if vs is None:
         if st.session_state.get("bd_focus") not in metrics:
             st.session_state.pop("bd_focus", None)
         focus = st.selectbox("Metric", metrics, key="bd_focus")
-        bars = table.filter(pl.col("metric") == focus).sort("slice")
+        bars = tables.only_metrics(table, [focus]).sort("slice")
         # graph_objects, not plotly.express: express pulls in pandas and its own import (~2 s on a cold start).
         bar = go.Figure(
             go.Bar(
@@ -130,7 +129,7 @@ if vs is None:
     # A metric that does not apply to a slice (retrieval on unanswerable questions) has n = 0: it
     # shows as "–" in the chart and is left out of the table, where it would be a row of blanks.
     st.dataframe(
-        table.filter(pl.col("n") > 0),
+        tables.applicable(table),
         hide_index=True,
         column_config={
             c: st.column_config.NumberColumn(format="%.3f") for c in ("mean", "ci_low", "ci_high")
@@ -149,7 +148,7 @@ else:
     )
     st.plotly_chart(fig, key="bd_delta_heat")
     st.dataframe(
-        table.filter(pl.col("n") > 0).sort("slice", maintain_order=True),
+        tables.applicable(table).sort("slice", maintain_order=True),
         hide_index=True,
         column_config={
             c: st.column_config.NumberColumn(format="%.3f")
