@@ -40,6 +40,7 @@ P, R, HIT, RR, AP, RPREC, NDCG, NDCG_EXP, JUDGED = range(9)
     IPREC_FMA,
     PT11_FMA,
 ) = range(9, 21)
+G, BING, NDCG_REL, RNDCG = range(21, 25)  # trec_eval's gain measures, default gains
 MAX_TIE = 64  # longer groups of tied scores are sorted by the caller
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # as C literals, not p / 10
 INFAP_EPSILON = 0.00001  # trec_eval.h
@@ -65,6 +66,10 @@ KINDS = {
     "pt11": PT11,
     "iprec_fma": IPREC_FMA,
     "pt11_fma": PT11_FMA,
+    "G": G,
+    "binG": BING,
+    "nDCG_rel": NDCG_REL,
+    "RnDCG": RNDCG,
 }
 
 
@@ -161,7 +166,7 @@ def score_blocks(
         longest = max(longest, end[b] - start[b])
     need_ideal = False
     for j in range(nm):
-        need_ideal = need_ideal or kind[j] == NDCG or kind[j] == NDCG_EXP
+        need_ideal = need_ideal or kind[j] == NDCG or kind[j] == NDCG_EXP or kind[j] >= G
     o = np.empty(longest, np.int64)
     grade = np.zeros(longest, np.int64)
     judged = np.zeros(longest, np.bool_)
@@ -211,6 +216,8 @@ def _measure(
     for t in range(labels.shape[0]):
         if labels[t] >= lvl:
             nrel += 1
+    if k >= G:
+        return _gain_measure(k, lvl, m, grade, judged, ideal, nrel)
     if k >= BPREF:
         return _trec_measure(k, cut, lvl, param, m, grade, judged, labels, nrel)
     if k in (P, R, HIT):
@@ -403,6 +410,117 @@ def _trec_measure(
                 (rel_so_far - 1 + nonrel_so_far + unjudged_so_far) / fj
             ) * ((rel_so_far - 1 + INFAP_EPSILON) / (rel_so_far - 1 + nonrel_so_far + 2 * INFAP_EPSILON))
     return value / nrel if nrel > 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _ideal_at(ideal: np.ndarray, j: int) -> float:
+    """The gain at position j of the ideal ranking: the j-th largest label, 0 past the positive ones."""
+    return float(ideal[j]) if j < ideal.shape[0] and ideal[j] > 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _gain_measure(
+    k: int, lvl: int, m: int, grade: np.ndarray, judged: np.ndarray, ideal: np.ndarray, nrel: int
+) -> float:
+    """trec_eval's gain measures with its default gains (the label is the gain; an unlabeled or pooled
+    but unjudged document gains 0), ported from m_G.c, m_binG.c, m_ndcg_rel.c and m_Rndcg.c, control
+    flow and all; ``ideal`` is the question's labels sorted from the largest down."""
+    if k == BING:
+        rel_so_far = 0
+        acc = 0.0
+        for i in range(m):
+            if judged[i] and grade[i] >= lvl:
+                rel_so_far += 1
+                acc += 1.0 / math.log2(3.0 + i - rel_so_far)
+        return acc / nrel if rel_so_far > 0 and nrel > 0 else 0.0
+    if k == RNDCG and nrel == 0:
+        return 0.0
+    results = 0.0  # G: the gains so far; the others: the DCG so far
+    ideal_sum = 0.0  # G: the ideal gains; the others: the ideal DCG so far
+    ideal_gain = _ideal_at(ideal, 0)
+    old_ideal_gain = ideal_gain
+    pos = -1  # position in the ideal ranking
+    acc = 0.0
+    sum_cost = 0.0
+    counted = 0  # ndcg_rel: relevant retrieved; Rndcg: changes of the ideal gain
+    num_rel = 0  # ndcg_rel: positive ideal positions
+    i = 0
+    while i < m and ideal_gain > 0.0:
+        gain = float(grade[i]) if judged[i] and grade[i] > 0 else 0.0
+        pos += 1
+        ideal_gain = _ideal_at(ideal, pos)
+        if k == G:
+            results += gain
+            if ideal_gain > 0.0:
+                ideal_sum += ideal_gain
+            sum_cost += ideal_gain if ideal_gain >= 1.0 else 1.0
+            if gain != 0:
+                acc += gain / math.log2(2.0 + sum_cost - results)
+        elif k == NDCG_REL:
+            if gain != 0:
+                results += gain / math.log2(i + 2.0)
+            if ideal_gain > 0.0:
+                num_rel += 1
+                ideal_sum += ideal_gain / math.log2(i + 2.0)
+            if gain > 0:
+                acc += results / ideal_sum
+                counted += 1
+        else:
+            if old_ideal_gain != ideal_gain:
+                if ideal_sum > 0.0:
+                    acc += results / ideal_sum
+                    counted += 1
+                old_ideal_gain = ideal_gain
+            if gain != 0:
+                results += gain / math.log2(i + 2.0)
+            if ideal_gain > 0.0:
+                ideal_sum += ideal_gain / math.log2(i + 2.0)
+        i += 1
+    if i < m:
+        while i < m:
+            gain = float(grade[i]) if judged[i] and grade[i] > 0 else 0.0
+            if k == G:
+                results += gain
+                sum_cost += 1.0
+                if gain != 0:
+                    acc += gain / math.log2(2.0 + sum_cost - results)
+            else:
+                if gain != 0:
+                    results += gain / math.log2(i + 2.0)
+                if k == NDCG_REL and gain > 0:
+                    acc += results / ideal_sum
+                    counted += 1
+            i += 1
+        if k == RNDCG and ideal_sum > 0.0:
+            acc += results / ideal_sum
+            counted += 1
+    while ideal_gain > 0.0:
+        pos += 1
+        ideal_gain = _ideal_at(ideal, pos)
+        if k == G:
+            if ideal_gain > 0.0:
+                ideal_sum += ideal_gain
+        elif k == NDCG_REL:
+            if ideal_gain > 0.0:
+                num_rel += 1
+                ideal_sum += ideal_gain / math.log2(i + 2.0)
+        else:
+            if old_ideal_gain != ideal_gain:
+                if ideal_sum > 0.0:
+                    acc += results / ideal_sum
+                    counted += 1
+                old_ideal_gain = ideal_gain
+            if ideal_gain > 0.0:
+                ideal_sum += ideal_gain / math.log2(i + 2.0)
+        i += 1
+    if k == G:
+        return acc / ideal_sum if ideal_sum > 0.0 else 0.0
+    if k == NDCG_REL:
+        if ideal_sum == 0.0:
+            return 0.0
+        acc += (num_rel - counted) * results / ideal_sum
+        return acc / num_rel if acc > 0.0 else 0.0
+    return acc / counted if counted > 0 else 0.0
 
 
 @njit(cache=True, nogil=True)

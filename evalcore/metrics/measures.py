@@ -101,6 +101,14 @@ SPECS: dict[str, MeasureSpec] = {
         MeasureSpec("num_ret", "retrieved", "count", "none", True),
         MeasureSpec("num_rel_ret", "relevant retrieved", "count", "none", True),
         MeasureSpec("num_rel", "relevant", "count", "none", True),
+        MeasureSpec("G", "normalized gain (trec_eval's G)", "see trec_eval's m_G.c", "none", False),
+        MeasureSpec(
+            "binG", "binary G", "mean over relevant of 1 / log2(2 + non-relevant above)", "none", True
+        ),
+        MeasureSpec(
+            "nDCG_rel", "nDCG averaged over relevant documents", "see trec_eval's m_ndcg_rel.c", "none", False
+        ),
+        MeasureSpec("RnDCG", "nDCG averaged at the R levels", "see trec_eval's m_Rndcg.c", "none", False),
     ]
 }
 

@@ -148,8 +148,8 @@ def test_max_documents_nosummary_and_measure_parameters(
     assert rows[("relstring", "1")] == "'01'" and rows[("iprec_at_recall_0.50", "1")] == "0.5000"
     assert main(["trec", "-m", "P.0", str(qp), str(rp)]) == 2
     assert "must be positive" in capsys.readouterr().err
-    assert main(["trec", "-m", "G", str(qp), str(rp)]) == 2
-    assert "not implemented" in capsys.readouterr().err
+    assert main(["trec", "-m", "bogus", str(qp), str(rp)]) == 2
+    assert "unknown measure 'bogus'" in capsys.readouterr().err
 
 
 def test_relevance_level_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
