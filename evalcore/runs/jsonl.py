@@ -87,13 +87,15 @@ def iter_jsonl(path: Path, problems: Problems, *, what: str) -> Iterator[tuple[i
         except _DuplicateKeyError as exc:
             problems.error(
                 path,
-                f"the key '{exc.args[0]}' appears twice in one object (inside 'relevant' that is a "
-                "duplicate chunk id)",
+                f"the key '{exc.args[0]}' appears twice in one object",
                 line=lineno,
                 field=str(exc.args[0]),
                 expected="each key once",
                 found="a duplicate",
-                hint="merge the two entries; duplicates are never collapsed silently",
+                hint=(
+                    "keep one of the two (in a test set's 'relevant' a repeated chunk id is one label given "
+                    "twice); duplicates are never collapsed silently"
+                ),
             )
             continue
         except json.JSONDecodeError as exc:
