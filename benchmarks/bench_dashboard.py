@@ -162,44 +162,12 @@ def generate_trec(folder: Path, n_runs: int, n_q: int, depth: int = 20) -> None:
     """TREC files turned into runs the way a user does it (bench_load.py makes the same folder)."""
     if (folder / "done").exists():
         return
-    import subprocess
-
-    from bench_load import make_trec
-
-    from evalcore import RunWriter
-    from evalcore.runs.trec import read_trec
+    from bench_load import build_folder, make_trec
 
     trec = folder / "trec"
     trec.mkdir(parents=True, exist_ok=True)
     qrels, runs = make_trec(trec, n_q, depth, n_runs)
-    out = folder / "runs"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "evalcore.cli",
-            "import",
-            "trec",
-            "--qrels",
-            str(qrels),
-            "--run",
-            str(runs[0]),
-            "--out",
-            str(out),
-            "--run-id",
-            "run-00",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    for i in range(1, n_runs):
-        files = read_trec(qrels, runs[i], will_score=False)
-        frame = files.run.group_by("qid", maintain_order=True).agg(
-            retrieved=pl.struct(pl.col("chunk_id").cast(pl.String), "score")
-        )
-        created = datetime(2026, 6, 1, tzinfo=UTC) + timedelta(days=7 * i)
-        with RunWriter(out / f"run-{i:02d}", testset=out / "testset.jsonl", created=created) as w:
-            w.add_frame(frame)
+    build_folder(folder / "runs", qrels, runs, prefix="run-", start=datetime(2026, 6, 1, tzinfo=UTC))
     (folder / "done").write_text("")
 
 

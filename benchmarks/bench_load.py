@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,48 @@ def make_trec(folder: Path, n_q: int, depth: int, n_runs: int) -> tuple[Path, li
     return qrels, runs
 
 
+def import_trec(qrels: Path, run: Path, out: Path, run_id: str) -> None:
+    """`evalcore import trec` in a fresh process, as a user runs it."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "evalcore.cli",
+        "import",
+        "trec",
+        "--qrels",
+        str(qrels),
+        "--run",
+        str(run),
+        "--out",
+        str(out),
+        "--run-id",
+        run_id,
+    ]
+    subprocess.run(cmd, check=True, capture_output=True)
+
+
+def build_folder(
+    folder: Path, qrels: Path, runs: list[Path], *, prefix: str = "run", start: datetime | None = None
+) -> None:
+    """The folder a team has: the first run imported with its test set, the others written beside it
+    (with ``start``, a week apart from it)."""
+    import polars as pl
+
+    from evalcore import RunWriter
+    from evalcore.runs.trec import read_trec
+
+    import_trec(qrels, runs[0], folder, f"{prefix}00")
+    for i in range(1, len(runs)):
+        files = read_trec(qrels, runs[i], will_score=False)
+        frame = files.run.group_by("qid", maintain_order=True).agg(
+            retrieved=pl.struct(pl.col("chunk_id").cast(pl.String), "score")
+        )
+        name = f"{prefix}{i:02d}"
+        created = None if start is None else start + timedelta(days=7 * i)
+        with RunWriter(folder / name, testset=folder / "testset.jsonl", created=created) as w:
+            w.add_frame(frame)
+
+
 def timed(fn, repeat: int = 3) -> tuple[float, float, float]:  # type: ignore[no-untyped-def]
     times = []
     for _ in range(repeat):
@@ -79,25 +122,7 @@ def main() -> None:
         folder = work / "runs"
 
         def import_one(i: int, out: Path) -> None:
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "evalcore.cli",
-                    "import",
-                    "trec",
-                    "--qrels",
-                    str(qrels),
-                    "--run",
-                    str(trec_runs[i]),
-                    "--out",
-                    str(out),
-                    "--run-id",
-                    f"run{i:02d}",
-                ],
-                check=True,
-                capture_output=True,
-            )
+            import_trec(qrels, trec_runs[i], out, f"run{i:02d}")
 
         scratch = work / "scratch"
 
@@ -106,20 +131,9 @@ def main() -> None:
             import_one(0, scratch)
 
         imp = timed(fresh_import)
-        # The folder: the first run imported with its test set, the others written beside it.
-        import_one(0, folder)
-        from evalcore import RunWriter, load_runs, score_runs
-        from evalcore.runs.trec import read_trec
+        build_folder(folder, qrels, trec_runs)
+        from evalcore import load_runs, score_runs
 
-        for i in range(1, args.runs):
-            files = read_trec(qrels, trec_runs[i], will_score=False)
-            import polars as pl
-
-            frame = files.run.group_by("qid", maintain_order=True).agg(
-                retrieved=pl.struct(pl.col("chunk_id").cast(pl.String), "score")
-            )
-            with RunWriter(folder / f"run{i:02d}", testset=folder / "testset.jsonl") as w:
-                w.add_frame(frame)
         size = sum(p.stat().st_size for p in folder.rglob("results.jsonl")) / 1e6
 
         def first() -> None:
