@@ -95,10 +95,30 @@ def cmd_validate(args: argparse.Namespace) -> int:
         loaded = int(run is not None)
         what = f"run {run.run_id} ({run.results.height} results)" if run else ""
     else:
+        from evalcore.runs.groups import group_runs
+        from evalcore.runs.load import discover_runs
+
         lr = load_runs(p)
         problems.items = lr.problems
         loaded = len(lr.runs)
-        what = f"{loaded} run(s): {', '.join(lr.runs)}"
+        found = discover_runs(p)
+        if not found:
+            # A CI step pointed at the wrong folder must fail, not pass on nothing.
+            _print_problems(problems.items, sys.stdout)
+            print(f"FAILED: no run folder under {p} (a run folder holds run.json); check the path")
+            return EXIT_FAIL
+        ok = {r.path.resolve() for r in lr.runs.values()}
+        failed = [f for f in found if f.resolve() not in ok]
+        groups = group_runs(lr.runs.values(), p)
+        what = f"{loaded} of {len(found)} run(s) loaded" + (
+            f" ({len(groups)} test sets: "
+            + "; ".join(f"{g.name}: {', '.join(g.run_ids)}" for g in groups)
+            + ")"
+            if len(groups) > 1
+            else ""
+        )
+        if failed:
+            what += "; failed: " + ", ".join(str(f.relative_to(p)) if f != p else str(f) for f in failed)
     _print_problems(problems.items, sys.stdout)
     n_err, n_warn = len(problems.errors), len(problems.warnings)
     print(
@@ -239,11 +259,13 @@ def cmd_trec(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from evalcore.runs.importers import import_ragas, import_trec
 
+    ts = Path(args.testset) if args.testset else Path(args.out) / "testset.jsonl"
+    existed = ts.exists()
     if args.source == "trec":
-        folder = import_trec(args.qrels, args.run, args.out, run_id=args.run_id)
+        folder = import_trec(args.qrels, args.run, args.out, run_id=args.run_id, testset=args.testset)
     else:
-        folder = import_ragas(args.file, args.out, run_id=args.run_id)
-    print(f"wrote {folder} and {Path(args.out) / 'testset.jsonl'}")
+        folder = import_ragas(args.file, args.out, run_id=args.run_id, testset=args.testset)
+    print(f"wrote {folder}; test set {ts}" + (" (already there, reused)" if existed else " (written)"))
     notes = json.loads((folder / "run.json").read_text(encoding="utf-8")).get("notes")
     if notes:
         print(f"note: {notes}", file=sys.stderr)
@@ -340,11 +362,17 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--run", required=True)
     t.add_argument("--out", required=True)
     t.add_argument("--run-id")
+    testset_help = (
+        "add the run to this existing test set instead of writing OUT/testset.jsonl "
+        "(TREC queries matched by qid, Ragas rows by question text)"
+    )
+    t.add_argument("--testset", help=testset_help)
     t.set_defaults(func=cmd_import)
-    r = isub.add_parser("ragas")
+    r = isub.add_parser("ragas", help="a Ragas export: CSV, JSON or JSON Lines (Ragas 0.1 column names too)")
     r.add_argument("file")
     r.add_argument("--out", required=True)
     r.add_argument("--run-id")
+    r.add_argument("--testset", help=testset_help)
     r.set_defaults(func=cmd_import)
     return p
 

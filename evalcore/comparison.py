@@ -12,7 +12,7 @@ once. Per question: which labeled chunks left or entered the top k, and where a 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -21,6 +21,7 @@ from evalcore.cache import cached_frame, code_version
 from evalcore.metrics.catalogue import DEFAULT_MEASURES, EPS, metric_info
 from evalcore.metrics.measures import Measure
 from evalcore.metrics.retrieval import rank
+from evalcore.runs.groups import describe_left_out, shared_questions
 from evalcore.runs.load import Run
 from evalcore.runs.testset import HELDOUT
 from evalcore.score import metric_columns, score_run, slice_frame
@@ -35,6 +36,20 @@ class Comparison:
     metrics: tuple[str, ...]
     per_question: pl.DataFrame  # qid, status, diagnosis, <m>_base, <m>_cand, <m>_delta, chunks moved
     summary: pl.DataFrame  # metric, n, baseline, candidate, delta, ci_low, ci_high, p, p_holm, ...
+    # Runs of two versions of one test set: questions left out because they changed, per reason.
+    left_out: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def note(self) -> str:
+        """Which questions the comparison covers, in words (for every surface that shows its figures)."""
+        n = self.per_question.height
+        text = f"{n} question(s) both runs answered"
+        if self.left_out:
+            text += (
+                f" in both test set versions ({self.baseline.testset.version} → "
+                f"{self.candidate.testset.version}) unchanged; " + describe_left_out(self.left_out)
+            )
+        return text
 
     @property
     def n_heldout(self) -> int:
@@ -62,18 +77,21 @@ class Comparison:
             return compute()
         # Ten thousand permutations per cell add up (56 cells: over a second), so the table is kept
         # on disk like the scores; the key names every input.
-        key = f"{b.source_key}|{c.source_key}|{b.testset.sha256}|{self.k}|{chosen}|{tag}|{permutations}|{code_version()}"
+        key = f"{b.source_key}|{c.source_key}|{b.testset.sha256}|{c.testset.sha256}|{self.k}|{chosen}|{tag}|{permutations}|{code_version()}"
         return cached_frame("by_slice", key, compute)
 
 
 def incomparable(baseline: Run, candidate: Run) -> str | None:
-    """Why two runs cannot be compared question by question (None if they can): they must answer one
-    test set version, or the same qid could mean a different question or different labels."""
-    if baseline.testset.sha256 == candidate.testset.sha256:
+    """Why two runs cannot be compared question by question (None if they can). Runs of two versions
+    of one test set compare on the questions both versions hold unchanged; with none, the same qid
+    would mean a different question or different labels."""
+    kept, left_out = shared_questions(baseline.testset, candidate.testset)
+    if kept:
         return None
     return (
-        f"the runs answer different test set versions ({baseline.testset.version} vs "
-        f"{candidate.testset.version}); compare runs of one test set version"
+        f"the runs answer different test sets ({baseline.testset.path.name} {baseline.testset.version} vs "
+        f"{candidate.testset.path.name} {candidate.testset.version}) with no question unchanged between "
+        f"them ({describe_left_out(left_out) or 'no question in common'}); compare runs of one test set"
     )
 
 
@@ -115,14 +133,16 @@ def compare(
 
     ``scores`` (baseline's, candidate's per-question scores) are used as given; without them both runs
     are scored with ``measures``."""
-    problem = incomparable(baseline, candidate)
-    if problem:
-        raise ValueError(problem)
+    kept, left_out = shared_questions(baseline.testset, candidate.testset)
+    if not kept:
+        raise ValueError(incomparable(baseline, candidate))
     sb, sc = scores if scores is not None else (score_run(baseline, measures), score_run(candidate, measures))
     metrics = [m for m in metric_columns(sb) if m in sc.columns]
     joined = sb.select("qid", *metrics).join(
         sc.select("qid", *metrics), on="qid", how="inner", suffix="_cand"
     )
+    if left_out:  # two versions: only the questions neither changed
+        joined = joined.filter(pl.col("qid").is_in(kept))
     joined = joined.rename({m: f"{m}_base" for m in metrics}).with_columns(
         [(pl.col(f"{m}_cand") - pl.col(f"{m}_base")).alias(f"{m}_delta") for m in metrics]
     )
@@ -145,6 +165,7 @@ def compare(
         metrics=tuple(metrics),
         per_question=joined.sort("worst_delta", "qid", nulls_last=True),
         summary=summary.drop("slice"),
+        left_out=left_out,
     )
 
 

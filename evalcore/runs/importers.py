@@ -2,15 +2,22 @@
 
 * TREC: qrels (``qid iter docno rel``) become a test set; a run (``qid Q0 docno rank score tag``)
   becomes a run folder. Questions have no text in TREC files; the qid stands in for it.
-* Ragas: a results export (CSV or JSON) with ``user_input``, ``retrieved_contexts``, ``response``,
-  ``reference`` and metric columns. Chunk ids are derived from a hash of the chunk text; the Ragas
-  metric columns are kept as *external* scores (``ext:<name>``), never mixed with evalcore's own.
+* Ragas: a results export (CSV, JSON or JSON Lines) with ``user_input``, ``retrieved_contexts``,
+  ``response``, ``reference`` (or Ragas 0.1's ``question``, ``contexts``, ``answer``, ``ground_truth``)
+  and metric columns. Chunk ids are derived from a hash of the chunk text; the Ragas metric columns are
+  kept as *external* scores (``ext:<name>``), never mixed with evalcore's own.
+
+The test set goes to ``OUT/testset.jsonl``. When that file already exists, an import that would write
+the same questions reuses it, so several runs of one test set import into one folder; one that would
+write different questions stops and says how to go on. ``testset=`` adds the run to an existing test set
+instead (Ragas rows are matched to its questions by text, TREC queries by qid).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +29,15 @@ from evalcore.runs.trec import read_trec
 from evalcore.runs.writer import RunWriter
 
 RAGAS_TEXT_COLUMNS = {"user_input", "retrieved_contexts", "response", "reference", "reference_contexts"}
+# Ragas 0.1 named the columns after the question, not the user: same meaning, older names.
+RAGAS_01_NAMES = {
+    "question": "user_input",
+    "contexts": "retrieved_contexts",
+    "answer": "response",
+    "ground_truth": "reference",
+    "ground_truths": "reference",
+}
+RAGAS_REQUIRED = ("user_input", "retrieved_contexts")
 
 
 def chunk_id_for(text: str) -> str:
@@ -29,23 +45,60 @@ def chunk_id_for(text: str) -> str:
     return "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _write_testset(path: Path, cases: list[dict[str, Any]]) -> None:
+def _write_testset(path: Path, lines: list[str], source: str) -> None:
+    """Write the test set an import made, or reuse the one already there if it holds the same
+    questions; anything else stops with the ways forward (nothing is overwritten)."""
+    text = "".join(line + "\n" for line in lines)
     if path.exists():
-        msg = f"{path} already exists; nothing is overwritten — choose another --out"
+        if _same_questions(path, text):
+            return
+        msg = (
+            f"{path} already exists and holds other questions than {source}; nothing was overwritten. "
+            f"To add this run to that test set, pass --testset {path} (its questions are matched by "
+            "qid for TREC, by question text for Ragas); to keep the two apart, import into another --out"
+        )
         raise FileExistsError(msg)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
-        for c in cases:
-            fh.write(json.dumps(c, ensure_ascii=False) + "\n")
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
-def import_trec(qrels: str | Path, run: str | Path, out: str | Path, *, run_id: str | None = None) -> Path:
-    """Write ``out/testset.jsonl`` and ``out/<run_id>/`` from TREC files. Returns the run folder."""
+def _same_questions(path: Path, text: str) -> bool:
+    """Whether the test set at ``path`` holds exactly the cases ``text`` would write (as JSON values:
+    key order and spacing aside)."""
+    try:
+        old = [json.loads(line) for line in path.read_text(encoding="utf-8-sig").splitlines() if line.strip()]
+    except (OSError, ValueError):
+        return False
+    new = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return old == new
+
+
+def _run_folder(out: Path, rid: str) -> Path:
+    folder = out / rid
+    if folder.exists():
+        msg = f"{folder} already exists; runs are never overwritten — pass another --run-id"
+        raise FileExistsError(msg)
+    return folder
+
+
+def import_trec(
+    qrels: str | Path,
+    run: str | Path,
+    out: str | Path,
+    *,
+    run_id: str | None = None,
+    testset: str | Path | None = None,
+) -> Path:
+    """Write ``out/testset.jsonl`` (or reuse it, or use ``testset``) and ``out/<run_id>/`` from TREC
+    files. Returns the run folder."""
     files = read_trec(qrels, run, will_score=False)
     out = Path(out)
     rid = run_id or files.runid or Path(run).stem
     rid = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in rid)
-    ts = out / "testset.jsonl"
+    folder = _run_folder(out, rid)
+    ts = Path(testset) if testset is not None else out / "testset.jsonl"
     # Written whole with polars (a JSON object with data-named keys, "relevant", is built as text from
     # JSON-encoded strings), in qid order.
     q = files.qrels.with_columns(pl.col("chunk_id").cast(pl.String), pl.col("rel").clip(lower_bound=0))
@@ -65,16 +118,26 @@ def import_trec(qrels: str | Path, run: str | Path, out: str | Path, *, run_id: 
             )
         )
     )
-    _write_lines(ts, lines.to_series())
-    # trec_eval ignores queries without qrels; so does the import.
+    if testset is None:
+        _write_testset(ts, lines.to_series().to_list(), f"the qrels {Path(qrels).name}")
+        known = q.select("qid").unique()
+    else:
+        known = _testset_qids(ts)
+    # trec_eval ignores queries without qrels; so does the import (and queries the test set lacks).
     results = (
-        files.run.join(q.select("qid").unique(), on="qid", how="semi")
+        files.run.join(known, on="qid", how="semi")
         .group_by("qid", maintain_order=True)
         .agg(retrieved=pl.struct(pl.col("chunk_id").cast(pl.String), "score"))
     )
-    with RunWriter(out / rid, testset=ts, run_id=rid, label=rid, system={"imported_from": "trec"}) as w:
+    with RunWriter(folder, testset=ts, run_id=rid, label=rid, system={"imported_from": "trec"}) as w:
         w.add_frame(results)
-    return out / rid
+    return folder
+
+
+def _testset_qids(path: Path) -> pl.DataFrame:
+    from evalcore.runs.testset import read_testset
+
+    return read_testset(path).cases.select("qid")  # type: ignore[union-attr]  # raises if unusable
 
 
 def _json_str(expr: pl.Expr) -> pl.Expr:
@@ -82,30 +145,66 @@ def _json_str(expr: pl.Expr) -> pl.Expr:
     return pl.struct(s=expr).struct.json_encode().str.slice(5).str.head(-1)
 
 
-def _write_lines(path: Path, lines: pl.Series) -> None:
-    if path.exists():
-        msg = f"{path} already exists; nothing is overwritten — choose another --out"
-        raise FileExistsError(msg)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines.to_list()) + "\n")
-
-
 def _read_ragas(path: Path) -> list[dict[str, Any]]:
-    if path.suffix.lower() == ".csv":
-        df = pl.read_csv(path, infer_schema_length=0)
-        rows = df.to_dicts()
-        for r in rows:
-            for col in ("retrieved_contexts", "reference_contexts"):
-                if isinstance(r.get(col), str):
-                    r[col] = _parse_list(r[col], path, col)
-        return rows
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if isinstance(data, dict):
-        data = data.get("samples") or data.get("data") or next(iter(data.values()))
-    if not isinstance(data, list):
-        raise InputError([Problem(str(path), "expected a list of samples", expected="[{...}, ...]")])
-    return data
+    """The export's rows with Ragas' current column names; the file's shape is checked once, so a
+    wrong file gets one message naming what is missing, not one per row."""
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        rows = pl.read_csv(path, infer_schema_length=0).to_dicts()
+    elif suffix in (".jsonl", ".ndjson"):
+        rows = []
+        for i, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except ValueError as exc:
+                raise InputError(
+                    [
+                        Problem(
+                            str(path), f"not a JSON object: {exc.args[0]}", line=i, hint="one sample per line"
+                        )
+                    ]
+                ) from None
+    else:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8-sig"))
+        except ValueError as exc:
+            hint = "a JSON Lines export needs a .jsonl name" if "Extra data" in str(exc) else None
+            raise InputError([Problem(str(path), f"cannot parse JSON: {exc}", hint=hint)]) from None
+        if isinstance(data, dict):
+            data = data.get("samples") or data.get("data") or next(iter(data.values()), None)
+        if not isinstance(data, list):
+            raise InputError([Problem(str(path), "expected a list of samples", expected="[{...}, ...]")])
+        rows = data
+    if not rows or not all(isinstance(r, dict) for r in rows):
+        raise InputError([Problem(str(path), "the export holds no sample", expected="one object per sample")])
+    rows = [
+        {RAGAS_01_NAMES.get(k, k) if RAGAS_01_NAMES.get(k, k) not in r else k: v for k, v in r.items()}
+        for r in rows
+    ]
+    columns = set().union(*rows)
+    missing = [c for c in RAGAS_REQUIRED if c not in columns]
+    if missing:
+        old = {v: k for k, v in RAGAS_01_NAMES.items() if k != "ground_truths"}
+        raise InputError(
+            [
+                Problem(
+                    str(path),
+                    "not a Ragas export: missing column(s) " + ", ".join(missing),
+                    found="columns " + ", ".join(sorted(columns)[:12]),
+                    expected=", ".join(f"{c} (Ragas 0.1: {old[c]})" for c in missing),
+                    hint="export with Ragas' EvaluationResult.to_pandas().to_csv() or .to_json()",
+                )
+            ]
+        )
+    for r in rows:
+        for col in ("retrieved_contexts", "reference_contexts"):
+            if isinstance(r.get(col), str):
+                r[col] = _parse_list(r[col], path, col)
+        if isinstance(r.get("reference"), list):  # Ragas 0.1's ground_truths: a list of answers
+            r["reference"] = " ".join(str(x) for x in r["reference"]) or None
+    return rows
 
 
 def _parse_list(text: str, path: Path, col: str) -> list[str]:
@@ -134,13 +233,19 @@ def _parse_list(text: str, path: Path, col: str) -> list[str]:
     return [str(v) for v in value]
 
 
-def import_ragas(path: str | Path, out: str | Path, *, run_id: str | None = None) -> Path:
-    """Write ``out/testset.jsonl`` and ``out/<run_id>/`` from a Ragas results export."""
+def import_ragas(
+    path: str | Path, out: str | Path, *, run_id: str | None = None, testset: str | Path | None = None
+) -> Path:
+    """Write ``out/testset.jsonl`` (or reuse it, or use ``testset``) and ``out/<run_id>/`` from a
+    Ragas results export."""
     path, out = Path(path), Path(out)
     rows = _read_ragas(path)
+    rid = run_id or path.stem
+    rid = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in rid)
+    folder = _run_folder(out, rid)
     problems = []
     for i, r in enumerate(rows, start=1):
-        for col in ("user_input", "retrieved_contexts"):
+        for col in RAGAS_REQUIRED:
             if r.get(col) in (None, ""):
                 problems.append(
                     Problem(
@@ -153,12 +258,12 @@ def import_ragas(path: str | Path, out: str | Path, *, run_id: str | None = None
                 )
     if problems:
         raise InputError(problems)
-    rid = run_id or path.stem
+    qid_of = _qids_by_text(Path(testset), rows, path) if testset is not None else None
     labeled = any(r.get("reference_contexts") is not None for r in rows)
     metric_cols = sorted({k for r in rows for k in r} - RAGAS_TEXT_COLUMNS)
     cases, records = [], []
     for i, r in enumerate(rows, start=1):
-        qid = f"ragas-{i:05d}"
+        qid = qid_of[r["user_input"]] if qid_of is not None else f"ragas-{i:05d}"
         ref_ctx = r.get("reference_contexts") or []
         case: dict[str, Any] = {
             "qid": qid,
@@ -196,8 +301,11 @@ def import_ragas(path: str | Path, out: str | Path, *, run_id: str | None = None
                 },
             )
         )
-    ts = out / "testset.jsonl"
-    _write_testset(ts, cases)
+    if testset is None:
+        ts = out / "testset.jsonl"
+        _write_testset(ts, [json.dumps(c, ensure_ascii=False) for c in cases], f"the export {path.name}")
+    else:
+        ts = Path(testset)
     notes = None
     if not labeled:
         notes = (
@@ -206,7 +314,7 @@ def import_ragas(path: str | Path, out: str | Path, *, run_id: str | None = None
             "Ragas scores, or add labels to testset.jsonl."
         )
     with RunWriter(
-        out / rid,
+        folder,
         testset=ts,
         run_id=rid,
         label=f"{rid} (imported from Ragas)",
@@ -217,4 +325,29 @@ def import_ragas(path: str | Path, out: str | Path, *, run_id: str | None = None
     ) as w:
         for qid, rec in records:
             w.add(qid, **rec)
-    return out / rid
+    return folder
+
+
+def _qids_by_text(testset: Path, rows: list[dict[str, Any]], path: Path) -> dict[str, str]:
+    """Each export row's qid in an existing test set, found by its question text (a Ragas export has
+    no ids); every row whose question the test set lacks is reported at once."""
+    from evalcore.runs.testset import read_testset
+
+    ts = read_testset(testset)
+    assert ts is not None  # read_testset raises when it cannot be used
+    by_text = dict(ts.cases.select("question", "qid").iter_rows())
+    problems = [
+        Problem(
+            str(path),
+            "this question is not in the test set",
+            line=i,
+            field="user_input",
+            found=str(r["user_input"])[:80],
+            hint=f"add it to {testset.name}, or import without --testset to write a test set of its own",
+        )
+        for i, r in enumerate(rows, start=1)
+        if r["user_input"] not in by_text
+    ]
+    if problems:
+        raise InputError(problems)
+    return {r["user_input"]: by_text[r["user_input"]] for r in rows}

@@ -99,6 +99,17 @@ def iter_jsonl(path: Path, problems: Problems, *, what: str) -> Iterator[tuple[i
             )
             continue
         except json.JSONDecodeError as exc:
+            cut = cut_off(text)
+            if cut:
+                problems.error(
+                    path,
+                    f"the line ends before its JSON does (cut off?): {cut}",
+                    line=lineno,
+                    expected="one complete JSON object on this line",
+                    found=f"{len(text)} characters ending in {short(text[-30:])}",
+                    hint="the writer may have stopped mid-line (a full disk, a killed process): write the line again",
+                )
+                continue
             problems.error(
                 path,
                 f"malformed JSON: {exc.msg}",
@@ -177,6 +188,61 @@ def validate_line(
                     found=short(err.get("input")),
                 )
         return None
+
+
+def cut_off(text: str) -> str | None:
+    """What is left open where a JSON line ends (a string, the lists and objects around it), innermost
+    first; None if nothing is (the line is wrong in another way).
+
+    >>> cut_off('{"qid": "q1", "retrieved": [{"chunk_id": "c1", "text": "The resto')
+    "the string from column 56, an object in 'retrieved', the list 'retrieved' and the line's object are not closed"
+    >>> cut_off('{"qid": "q1"} x') is None
+    True
+    """
+    stack: list[tuple[str, str | None]] = []
+    in_string, escaped, start = False, False, 0
+    last_string: str | None = None
+    key: str | None = None
+    buf: list[str] = []
+    for col, ch in enumerate(text, start=1):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+                last_string = "".join(buf)
+            else:
+                buf.append(ch)
+            continue
+        if ch == '"':
+            in_string, start, buf = True, col, []
+        elif ch == ":":
+            key = last_string
+        elif ch in "{[":
+            parent = stack[-1][0] if stack else None
+            stack.append((ch, key if parent == "{" else (stack[-1][1] if stack else None)))
+            key = None
+        elif ch in "}]":
+            if not stack:
+                return None
+            stack.pop()
+        elif ch == ",":
+            key = None
+    if not stack and not in_string:
+        return None
+    parts = [f"the string from column {start}"] if in_string else []
+    for i, (bracket, name) in enumerate(reversed(stack)):
+        if i == len(stack) - 1:
+            parts.append("the line's object")
+        elif bracket == "[":
+            parts.append(f"the list '{name}'" if name else "a list")
+        else:
+            parts.append(f"an object in '{name}'" if name else "an object")
+    return (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]) + (
+        " are not closed" if len(parts) > 1 else " is not closed"
+    )
 
 
 def read_plain(path: Path, *, no_null: Sequence[str] = ()) -> pl.DataFrame | None:

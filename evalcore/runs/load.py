@@ -191,7 +191,8 @@ def _check_against_testset(
 def _read_manifest(folder: Path, problems: Problems) -> RunManifest | None:
     path = folder / "run.json"
     try:
-        raw = path.read_bytes().decode("utf-8")
+        # A UTF-8 byte order mark is accepted here as in every file of a run (editors on Windows add it).
+        raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf").decode("utf-8")
         obj = loads_strict(raw)
     except UnicodeDecodeError as exc:
         problems.error(path, "not valid UTF-8", found=f"byte at offset {exc.start}", hint="re-save as UTF-8")
@@ -257,12 +258,17 @@ def _read_run_body(
     if ts is None:
         ts_path = (folder / manifest.test_set.path).resolve()
         if not ts_path.exists():
+            near = sorted(
+                p.relative_to(folder.parent).as_posix()
+                for d in (folder, folder.parent)
+                for p in d.glob("*testset*.jsonl")
+            )
             problems.error(
                 folder / "run.json",
-                f"the test set {manifest.test_set.path} does not exist",
+                f"the test set {manifest.test_set.path} was not found (looked for {ts_path})",
                 field="test_set.path",
-                found=str(ts_path),
-                hint="the path is relative to the run folder",
+                hint="the path is relative to the run folder"
+                + (f"; test sets nearby: {', '.join(near[:3])}" if near else ""),
             )
             return None
         with _TESTSET_LOCK:  # runs load in threads; a shared test set is read once

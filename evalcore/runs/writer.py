@@ -123,6 +123,10 @@ class RunWriter:
             raise ValueError(msg)
         self.folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}.", dir=self.folder.parent))
+        # mkdtemp makes the folder private (0700); a run folder gets the user's umask like any other.
+        umask = os.umask(0)
+        os.umask(umask)
+        tmp.chmod(0o777 & ~umask)
         try:
             (tmp / "run.json").write_text(
                 json.dumps(

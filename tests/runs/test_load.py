@@ -146,11 +146,43 @@ def test_duplicate_qid_in_test_set(tmp_path: Path) -> None:
 
 def test_validate_command_exit_codes(runs_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(runs_copy)]) == 0
-    assert "OK: 4 run(s)" in capsys.readouterr().out
+    assert "OK: 4 of 4 run(s) loaded" in capsys.readouterr().out
     break_results(runs_copy, BASE, 4, "{oops")
     assert main(["validate", str(runs_copy)]) == 1
     out = capsys.readouterr().out
-    assert "results.jsonl:4: error" in out and "FAILED: 3 run(s)" in out
+    # The summary names the run that failed, not the ones that were fine.
+    assert "results.jsonl:4: error" in out
+    assert f"FAILED: 3 of 4 run(s) loaded; failed: {BASE};" in out
+
+
+def test_validate_fails_on_a_folder_without_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A CI step pointed at the wrong folder must fail, not pass on nothing."""
+    (tmp_path / "empty").mkdir()
+    assert main(["validate", str(tmp_path / "empty")]) == 1
+    assert "FAILED: no run folder under" in capsys.readouterr().out
+    assert main(["validate", str(tmp_path / "missing")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_byte_order_mark_is_accepted_in_every_file(runs_copy: Path) -> None:
+    for name in ("run.json", "results.jsonl"):
+        p = runs_copy / BASE / name
+        p.write_bytes(b"\xef\xbb\xbf" + p.read_bytes())
+    ts = next(runs_copy.glob("*.jsonl"))
+    ts.write_bytes(b"\xef\xbb\xbf" + ts.read_bytes())
+    lr = load_runs(runs_copy)
+    assert lr.errors == [] and len(lr.runs) == 4
+
+
+def test_a_missing_test_set_says_where_it_looked(runs_copy: Path) -> None:
+    manifest = runs_copy / BASE / "run.json"
+    obj = json.loads(manifest.read_text())
+    obj["test_set"]["path"] = "../testset-old.jsonl"
+    manifest.write_text(json.dumps(obj))
+    (msg,) = [str(p) for p in load_runs(runs_copy).errors]
+    assert "test set ../testset-old.jsonl was not found (looked for " in msg
+    assert str((runs_copy / "testset-old.jsonl").resolve()) in msg
+    assert "test sets nearby: " in msg
 
 
 def test_jsonl_is_converted_once_then_read_from_cache(
