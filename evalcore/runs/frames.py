@@ -64,7 +64,15 @@ def frames_from_records(records: list[tuple[int, ResultRecord]]) -> dict[str, pl
         judge = r.judge
         claims = judge.claims if judge else None
         inferred = r.abstained is None
-        abstained = r.abstained if r.abstained is not None else looks_like_refusal(r.answer)
+        # Unstated: inferred from the answer; with no answer and no error there is nothing to infer from
+        # (a retrieval-only run, e.g. imported from TREC): abstention metrics are not applicable.
+        abstained = (
+            r.abstained
+            if r.abstained is not None
+            else None
+            if r.answer is None and r.error is None
+            else looks_like_refusal(r.answer)
+        )
         row = {
             "qid": r.qid,
             "line": lineno,

@@ -225,8 +225,8 @@ def cut_off(text: str) -> str | None:
             stack.append((ch, key if parent == "{" else (stack[-1][1] if stack else None)))
             key = None
         elif ch in "}]":
-            if not stack:
-                return None
+            if not stack or stack[-1][0] != ("{" if ch == "}" else "["):
+                return None  # a bracket closed wrongly: malformed, not cut off
             stack.pop()
         elif ch == ",":
             key = None

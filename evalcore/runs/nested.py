@@ -141,8 +141,12 @@ def frames_from_nested(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
         qid=pl.col("qid"),
         line=line,
         answer=answer,
+        # Unstated: inferred from the answer; null with neither answer nor error (a retrieval-only run).
         abstained=pl.coalesce(
-            get("abstained", pl.Boolean), answer.fill_null("").str.contains(REFUSAL_PATTERN)
+            get("abstained", pl.Boolean),
+            pl.when(answer.is_not_null() | get("error", pl.String).is_not_null()).then(
+                answer.fill_null("").str.contains(REFUSAL_PATTERN)
+            ),
         ),
         abstained_inferred=get("abstained", pl.Boolean).is_null(),
         error=get("error", pl.String),

@@ -32,9 +32,82 @@ def test_trec_import_scores_like_the_trec_files(tmp_path: Path, capsys) -> None:
     assert_frame_equal(
         ours.sort("qid"), direct.filter(pl.col("qid").is_in(answerable)).sort("qid"), abs_tol=1e-12
     )
-    # Never overwrites what exists.
+    # A TREC run carries no answer: the answer-side rates are not applicable, not 0.000.
+    full = score_run(run)
+    assert full["false_refusal"].null_count() == full.height and full["no_answer"].null_count() == full.height
+    # Never overwrites what exists: the same run id again is refused, naming the way out.
     assert main(["import", "trec", "--qrels", str(qp), "--run", str(rp), "--out", str(tmp_path / "out")]) == 2
-    assert "already exists" in capsys.readouterr().err
+    assert "already exists; runs are never overwritten — pass another --run-id" in capsys.readouterr().err
+    # A second run of the same qrels imports into the same folder: the identical test set is reused.
+    before = (tmp_path / "out" / "testset.jsonl").read_bytes()
+    args = ["import", "trec", "--qrels", str(qp), "--run", str(rp), "--out", str(tmp_path / "out")]
+    assert main([*args, "--run-id", "second"]) == 0
+    assert "(already there, reused)" in capsys.readouterr().out
+    assert (tmp_path / "out" / "testset.jsonl").read_bytes() == before
+    assert load_run(tmp_path / "out" / "second").testset.sha256 == run.testset.sha256
+
+
+def test_import_into_a_folder_with_another_test_set_says_how_to_go_on(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    qp, rp = write_trec(tmp_path)
+    out = tmp_path / "out"
+    assert main(["import", "trec", "--qrels", str(qp), "--run", str(rp), "--out", str(out)]) == 0
+    other = tmp_path / "other.qrels"
+    other.write_text(qp.read_text().replace(" 1\n", " 2\n", 1))
+    capsys.readouterr()
+    args = ["import", "trec", "--qrels", str(other), "--run", str(rp), "--out", str(out), "--run-id", "b"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "holds other questions than the qrels other.qrels; nothing was overwritten" in err
+    assert f"pass --testset {out / 'testset.jsonl'}" in err and not (out / "b").exists()
+    # The way forward it names works: the run joins the existing test set.
+    assert main([*args, "--testset", str(out / "testset.jsonl")]) == 0
+    assert load_run(out / "b").testset.path == (out / "testset.jsonl").resolve()
+
+
+def test_ragas_0_1_jsonl_export_imports_and_joins_an_existing_test_set(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    rows = [
+        {"question": "What is the Team plan's retention?", "contexts": ["Snapshots: 90 days."],
+         "answer": "90 days.", "ground_truth": "90 days", "faithfulness": 1.0},
+        {"question": "Tape support?", "contexts": ["Nothing."], "answer": "No.",
+         "ground_truth": "No", "faithfulness": 0.5},
+    ]  # fmt: skip
+    export = tmp_path / "old.jsonl"
+    export.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["import", "ragas", str(export), "--out", str(tmp_path / "out"), "--run-id", "a"]) == 0
+    run = load_run(tmp_path / "out" / "a")
+    assert run.testset.cases["question"].to_list() == [r["question"] for r in rows]
+    assert run.testset.cases["reference_answer"].to_list() == ["90 days", "No"]
+    assert score_run(run)["ext:faithfulness"].to_list() == [1.0, 0.5]
+    # The same questions answered again, in another order: --testset matches them by text.
+    export2 = tmp_path / "new.jsonl"
+    export2.write_text("".join(json.dumps({**r, "answer": "?"}) + "\n" for r in reversed(rows)))
+    ts = tmp_path / "out" / "testset.jsonl"
+    args = ["import", "ragas", str(export2), "--out", str(tmp_path / "out"), "--run-id", "b"]
+    assert main([*args, "--testset", str(ts)]) == 0
+    answers = dict(load_run(tmp_path / "out" / "b").results.select("qid", "answer").iter_rows())
+    assert set(answers) == set(run.results["qid"])
+
+
+def test_a_file_that_is_not_a_ragas_export_gets_one_message(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    csv = tmp_path / "wrong.csv"
+    pl.DataFrame({"prompt": [f"q{i}" for i in range(50)], "output": ["a"] * 50}).write_csv(csv)
+    assert main(["import", "ragas", str(csv), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert "missing column(s) user_input, retrieved_contexts" in err[0]
+    assert "user_input (Ragas 0.1: question)" in err[0] and "found columns output, prompt" in err[0]
+
+
+def test_imported_run_folders_follow_the_umask(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        with RunWriter(tmp_path / "r", testset=SAMPLE / "testset.jsonl") as w:
+            w.add("hv-001", answer="x")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r").stat().st_mode & 0o777 == 0o755
 
 
 def test_ragas_csv_import_keeps_metrics_as_external_scores(tmp_path: Path) -> None:

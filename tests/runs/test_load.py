@@ -84,6 +84,15 @@ def test_malformed_json_names_line_and_column(runs_copy: Path) -> None:
     assert p.line == 12 and "malformed JSON" in p.message and "column" in str(p)
 
 
+def test_a_cut_off_line_says_what_was_left_open(runs_copy: Path) -> None:
+    full = json.dumps(record(runs_copy, BASE, 3))
+    cut = full[: full.index('"text": "') + 20]
+    break_results(runs_copy, BASE, 3, cut)
+    p = only_error(load_runs(runs_copy).problems)
+    assert p.line == 3 and "the line ends before its JSON does (cut off?)" in p.message
+    assert "the list 'retrieved' and the line's object are not closed" in p.message
+
+
 def test_non_utf8_bytes_name_the_line(runs_copy: Path) -> None:
     break_results(runs_copy, BASE, 5, b'{"qid": "hv-005", "answer": "caf\xe9"}')
     p = only_error(load_runs(runs_copy).problems)
