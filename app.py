@@ -1,5 +1,6 @@
-"""ragtriage — Overview: the runs found, problems with any of them, the chosen run's headline metrics
-with 95% CIs, and the main metrics across runs over time.
+"""ragtriage — Overview: what changed in the latest run (against the one before it, or a chosen
+baseline), the chosen run's headline metrics with 95% CIs, the runs of the test set, and the main
+metrics across runs.
 
     streamlit run app.py                    # the embedded sample_runs/
     streamlit run app.py -- --runs DIR      # your own runs (or RAGTRIAGE_RUNS=DIR)
@@ -12,43 +13,115 @@ import streamlit as st
 
 from dashboard import data, tables
 from dashboard.frame import complain, need_runs, setup, show_problems
-from dashboard.render import plot_text, plot_texts
+from dashboard.render import md_escape, plot_text, plot_texts
 from dashboard.views import OverviewView
 
 frame = setup("Overview", ":material/dashboard:")
-need_runs(frame)  # with no run it shows the problems itself, and stops
+need_runs(frame)  # with no run it says why (and lists the problems), and stops
 show_problems(frame)
+ids = frame.run_ids
+runs = frame.result.runs
+frame.keep("home_run", ids[-1])
+frame.keep("home_vs", ids[-2] if len(ids) > 1 else None)
+complain(
+    OverviewView.seed(
+        {"run": lambda v: v in ids, "vs": lambda v: v in ids},
+        run=ids[-1],
+        vs=ids[-2] if len(ids) > 1 else None,
+    ),
+    frame,
+)
+if frame.other_runs:
+    st.caption(
+        f"Showing the {len(ids)} run(s) of test set **{md_escape(frame.group.name if frame.group else '')}**; "
+        f"{frame.other_runs} other run(s) answer other test sets (pick one in the sidebar)."
+    )
 
-complain(OverviewView.seed({"run": lambda v: v in frame.result.runs}, run=frame.run_ids[-1]))
+# ---- What changed: the latest run against the one before it (or a chosen baseline).
+latest = ids[-1]
+vs: str | None = None
+if len(ids) > 1:
+    st.subheader("What changed in the latest run")
+    c1, c2 = st.columns(2)
+    c1.markdown(f"**Latest:** {md_escape(frame.label(latest))}")
+    vs = c2.selectbox(
+        "Against",
+        [r for r in ids if r != latest],
+        key="home_vs",
+        format_func=frame.label,
+        help="The run before it by default; pick any earlier run as the baseline.",
+    )
+    problem = data.incomparable(runs[vs], runs[latest])
+    if problem:
+        st.warning(md_escape(problem[0].upper() + problem[1:] + "."))
+    else:
+        cmp = data.comparison(frame.fkey, vs, latest, 5, frame.key)
+        moves = tables.significant_moves(cmp)
+        worse = moves.filter(moves["change"] == "worse")
+        better = moves.filter(moves["change"] == "better")
+        moved = moves.filter(moves["change"] == "moved")
+        if worse.height:
+            st.error(
+                "**Significantly worse:** " + md_escape(tables.describe_moves(worse)),
+                icon=":material/trending_down:",
+            )
+        if better.height:
+            st.success(
+                "**Significantly better:** " + md_escape(tables.describe_moves(better)),
+                icon=":material/trending_up:",
+            )
+        if moved.height:
+            st.info("**Moved (no better direction):** " + md_escape(tables.describe_moves(moved)))
+        if not moves.height:
+            st.info("No metric moved significantly (Holm-corrected p < 0.05).")
+        st.caption(
+            f"Paired on the {md_escape(cmp.note)}: these deltas can differ from the headline means below, "
+            "which cover every question each run answered. Randomization test, Holm-corrected across metrics."
+        )
+        st.page_link(
+            "pages/2_Compare.py",
+            label="Open this comparison question by question",
+            icon=":material/compare_arrows:",
+            query_params={**st.session_state.get("_frame_query", {}), "base": vs, "cand": latest},
+        )
 
-st.subheader("Runs")
-st.dataframe(data.overview_table(frame.result), hide_index=True)
+# ---- One run: headline metrics with CIs.
+st.subheader("Run")
+run_id = st.selectbox("Run", ids, key="home_run", format_func=frame.label)
+run = runs[run_id]
+OverviewView.from_state(vs=vs).publish()
 
-run_id = st.selectbox("Run", frame.run_ids, key="home_run", format_func=frame.label)
-run = frame.result.runs[run_id]
-OverviewView.from_state().publish()
-
-table = data.summary(frame.fkey, run_id, None, frame.key)
+table, not_applicable = tables.present(data.summary(frame.fkey, run_id, None, frame.key))
 left, right = st.columns([3, 2])
 with left:
-    st.subheader("Headline metrics")
+    st.markdown("**Headline metrics**")
     st.caption(
-        f"{run.results.height} questions · test set {run.testset.version} · mean per question with a "
-        "bootstrap 95% CI; a small slice (< 30) is marked"
+        f"Every question this run answered ({run.results.height}) · test set {run.testset.version} · mean "
+        "per question with a bootstrap 95% CI; n = the questions a metric applies to; a small slice (< 30) "
+        "is marked"
     )
     st.dataframe(
-        table.drop("slice"),
+        tables.with_sources(run, table).drop("slice"),
         hide_index=True,
         column_config={
             "mean": st.column_config.NumberColumn(format="%.3f"),
             "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
             "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
             "small": st.column_config.CheckboxColumn("small"),
+            "source": st.column_config.TextColumn("computed by"),
         },
     )
+    if not_applicable:
+        st.caption(
+            f"Not applicable to this run, so not shown: {md_escape(', '.join(not_applicable))} — no question "
+            "of it has what they need (labeled chunks for retrieval metrics, an answer for abstention, judge "
+            "claims for faithfulness)."
+        )
 with right:
-    st.subheader("System")
+    st.markdown("**System**")
     st.json(run.manifest.system, expanded=True)
+    judge = tables.judge_text(run)
+    st.markdown("**Judge:** " + (md_escape(judge) if judge else ":gray[not recorded in run.json]"))
     held = run.testset.n_heldout
     if held:
         st.caption(f"Means include {held} held-out question(s); per-question views hide them by default.")
@@ -59,17 +132,25 @@ with right:
             "retrieval is not (see n per metric)."
         )
 
+st.subheader("Runs")
+st.dataframe(data.overview_table(frame.result, ids), hide_index=True)
+
 st.subheader("Across runs")
-metric_options = [m for m in table["metric"].to_list()]
-chosen = st.multiselect("Metrics", metric_options, default=tables.headline(metric_options), key="home_trend")
-if chosen:
-    tr = data.trend_table(frame.fkey, tuple(chosen), frame.key)
+metric_options = table["metric"].to_list()
+chosen = st.multiselect(
+    "Metrics", metric_options, default=tables.chart_defaults(metric_options), key="home_trend"
+)
+series = tables.trend_series(data.trend_table(frame.fkey, tuple(ids), tuple(chosen), frame.key), chosen)
+if not series:
+    st.info("No metric to chart: pick one above that these runs have.")
+else:
     fig = go.Figure()
-    for m in chosen:
-        part = tr.filter(tr["metric"] == m)
+    for m, part in series:
         fig.add_trace(
             go.Scatter(
-                x=part["created"].to_list(),
+                # One point per run on a categorical axis, in run order: a line between dates would
+                # suggest a gradual change between runs that never happened.
+                x=plot_texts(part["run_id"]),
                 y=part["mean"].to_list(),
                 name=plot_text(m),
                 mode="lines+markers",
@@ -84,6 +165,14 @@ if chosen:
             )
         )
     fig.update_layout(
-        height=380, margin={"t": 20, "b": 20}, yaxis_title="mean (95% CI)", xaxis_title="run created"
+        height=380,
+        margin={"t": 20, "b": 20},
+        yaxis_title="mean (95% CI)",
+        xaxis={
+            "type": "category",
+            "title": "run (oldest first)",
+            "categoryorder": "array",
+            "categoryarray": plot_texts(ids),
+        },
     )
     st.plotly_chart(fig, key="trend_chart")

@@ -19,6 +19,7 @@ from evalcore import Comparison, LoadResult, compare, load_runs, score_run, summ
 from evalcore.comparison import incomparable
 from evalcore.metrics.retrieval import preload
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
+from evalcore.runs.groups import TestSetGroup, find_group, group_runs
 from evalcore.score import score_runs, trend
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,9 +93,16 @@ def all_scores(folder: str, key: Key) -> dict[str, pl.DataFrame]:
     return score_runs(_load(folder, key).runs.values())
 
 
+@st.cache_resource(show_spinner=False, max_entries=8)
+def groups(folder: str, key: Key) -> list[TestSetGroup]:
+    """The loaded runs grouped by the test set they answered (see :mod:`evalcore.runs.groups`)."""
+    return group_runs(_load(folder, key).runs.values(), folder)
+
+
 @st.cache_data(show_spinner=False, max_entries=16)
-def trend_table(folder: str, metrics: tuple[str, ...], key: Key) -> pl.DataFrame:
-    return trend(list(_load(folder, key).runs.values()), metrics, all_scores(folder, key))
+def trend_table(folder: str, run_ids: tuple[str, ...], metrics: tuple[str, ...], key: Key) -> pl.DataFrame:
+    runs = _load(folder, key).runs
+    return trend([runs[r] for r in run_ids], metrics, all_scores(folder, key))
 
 
 def detail(folder: str, run_id: str, qid: str, k: int, key: Key) -> QuestionDetail | None:
@@ -103,13 +111,14 @@ def detail(folder: str, run_id: str, qid: str, k: int, key: Key) -> QuestionDeta
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def across_runs(folder: str, qid: str, key: Key) -> pl.DataFrame:
-    return question_across_runs(list(_load(folder, key).runs.values()), qid, all_scores(folder, key))
+def across_runs(folder: str, qid: str, run_ids: tuple[str, ...], key: Key) -> pl.DataFrame:
+    runs = _load(folder, key).runs
+    return question_across_runs([runs[r] for r in run_ids], qid, all_scores(folder, key))
 
 
-def overview_table(result: LoadResult) -> pl.DataFrame:
-    """The Overview's runs table: a row per run, its manifest flattened."""
-    return pl.DataFrame([tables.manifest_row(r) for r in result.runs.values()])
+def overview_table(result: LoadResult, run_ids: list[str]) -> pl.DataFrame:
+    """The Overview's runs table: a row per run (of the chosen test set), its manifest flattened."""
+    return pl.DataFrame([tables.manifest_row(result.runs[r]) for r in run_ids])
 
 
 __all__ = [
@@ -118,6 +127,8 @@ __all__ = [
     "comparison",
     "comparison_by_slice",
     "detail",
+    "find_group",
+    "groups",
     "incomparable",
     "load",
     "overview_table",

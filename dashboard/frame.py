@@ -11,9 +11,11 @@ from pathlib import Path
 
 import streamlit as st
 
+from dashboard import data
 from dashboard.data import Key, load, runs_folder
 from dashboard.render import md_code, md_escape
 from evalcore import LoadResult
+from evalcore.runs.groups import TestSetGroup, find_group
 
 PAGES = [
     ("app.py", "Overview", ":material/dashboard:"),
@@ -23,11 +25,17 @@ PAGES = [
 ]
 
 
+GROUP_KEY = "ts_group"  # the sidebar's test-set picker: one for every page
+
+
 @dataclass(frozen=True)
 class Frame:
     folder: Path
     result: LoadResult
     key: Key
+    groups: tuple[TestSetGroup, ...] = ()
+    group: TestSetGroup | None = None  # the test set every view of the page works within
+    complaints: tuple[str, ...] = ()  # link values the frame itself rejected (testset=)
 
     @property
     def fkey(self) -> str:
@@ -35,21 +43,76 @@ class Frame:
 
     @property
     def run_ids(self) -> list[str]:
-        return list(self.result.runs)
+        """The runs of the chosen test set, oldest first (every run when the folder holds one test set)."""
+        return list(self.group.run_ids) if self.group else list(self.result.runs)
+
+    @property
+    def other_runs(self) -> int:
+        """Runs loaded that answer another test set than the chosen one."""
+        return len(self.result.runs) - len(self.run_ids)
+
+    def keep(self, key: str, default: str | None) -> None:
+        """A run picker's value stays within the chosen test set (after the reader switched test set)."""
+        value = st.session_state.get(key)
+        if value is not None and value not in self.run_ids:
+            st.session_state[key] = default
 
     def label(self, run_id: str) -> str:
         run = self.result.runs.get(run_id)
         return f"{run.label} · {run_id}" if run and run.label != run_id else run_id
 
 
+def _seed_group(groups: list[TestSetGroup]) -> list[str]:
+    """Which test set the link asks for: ``testset=`` (any version's short sha256), else the test set
+    of a run it names (links made before there were several test sets keep working), else the one
+    already chosen, else the newest run's. Read once per URL change, like the pages' views."""
+    raw = {k: st.query_params.get_all(k) for k in st.query_params}
+    complaints = []
+    if st.session_state.get("_url_frame") != raw:
+        st.session_state["_url_frame"] = raw
+        chosen = None
+        for want in raw.get("testset", []):
+            chosen = find_group(groups, want)
+            if chosen is None:
+                complaints.append(
+                    f"'testset={want}' in the link is not a test set of this runs folder; it was ignored."
+                )
+        if chosen is None:
+            named = [v for name in ("run", "base", "cand") for v in raw.get(name, [])]
+            chosen = next((g for v in named for g in groups if v in g.run_ids), None)
+        if chosen is not None:
+            st.session_state[GROUP_KEY] = chosen.key
+    if st.session_state.get(GROUP_KEY) not in {g.key for g in groups}:
+        st.session_state[GROUP_KEY] = groups[-1].key
+    return complaints
+
+
 def setup(title: str, icon: str) -> Frame:
     st.set_page_config(page_title=f"{title} · ragtriage", page_icon=icon, layout="wide")
     folder = runs_folder()
     result, key = load(folder)
+    groups = data.groups(str(folder), key) if result.runs else []
+    complaints = _seed_group(groups) if groups else []
+    group = None
     with st.sidebar:
         for path, label, page_icon in PAGES:
             st.page_link(path, label=label, icon=page_icon)
         st.divider()
+        if len(groups) > 1:
+            by_key = {g.key: g for g in groups}
+            chosen = st.selectbox(
+                "Test set",
+                list(by_key),
+                key=GROUP_KEY,
+                format_func=lambda k: by_key[k].label,
+                help="Each run answered one test set; a qid means something only inside its test set. "
+                "Every page works within the test set chosen here.",
+            )
+            group = by_key[chosen]
+            st.session_state["_frame_query"] = {"testset": group.key}
+        else:
+            group = groups[0] if groups else None
+            st.session_state["_frame_query"] = {}
         st.caption(f"Runs folder: {md_code(str(folder))}")
         st.caption(f"{len(result.runs)} run(s) loaded")
         errors = [p for p in result.problems if p.severity == "error"]
@@ -59,7 +122,14 @@ def setup(title: str, icon: str) -> Frame:
                 icon=":material/error:",
             )
     st.title(title)
-    return Frame(folder=folder, result=result, key=key)
+    return Frame(
+        folder=folder,
+        result=result,
+        key=key,
+        groups=tuple(groups),
+        group=group,
+        complaints=tuple(complaints),
+    )
 
 
 def show_problems(frame: Frame) -> None:
@@ -67,8 +137,10 @@ def show_problems(frame: Frame) -> None:
     if not problems:
         return
     errors = [p for p in problems if p.severity == "error"]
+    loaded = len(frame.result.runs)
     with st.expander(
-        f"{len(problems)} problem(s) with runs in this folder — the other runs still load",
+        f"{len(problems)} problem(s) with runs in this folder"
+        + (f" — the other {loaded} run(s) loaded" if loaded else " — no run loaded"),
         expanded=bool(errors),
         icon=":material/report:",
     ):
@@ -77,19 +149,42 @@ def show_problems(frame: Frame) -> None:
             (st.error if p.severity == "error" else st.warning)(md_escape(str(p)))
 
 
+POINT_ELSEWHERE = (
+    "Point the dashboard at your runs with `streamlit run app.py -- --runs DIR` (or set "
+    "`RAGTRIAGE_RUNS=DIR`); a run folder holds `run.json` and `results.jsonl` — see docs/run-format.md."
+)
+
+
 def need_runs(frame: Frame, n: int = 1) -> None:
-    if len(frame.result.runs) < n:
+    """Stop the page with one message when it has fewer than ``n`` runs to show; say why."""
+    folder = md_code(str(frame.folder))
+    loaded = len(frame.run_ids)
+    if not frame.result.runs:
+        if not frame.folder.is_dir():
+            st.error(
+                f"The runs folder {folder} does not exist. {POINT_ELSEWHERE}", icon=":material/folder_off:"
+            )
+        elif not any(p.severity == "error" for p in frame.result.problems):
+            st.info(f"No run found in {folder}. {POINT_ELSEWHERE}", icon=":material/folder_open:")
+        else:
+            st.error(
+                f"No run in {folder} could be loaded: the problems are listed below, each with the file, "
+                "line and field to fix.",
+                icon=":material/error:",
+            )
+            show_problems(frame)
+        st.stop()
+    if loaded < n:
+        where = "this test set" if frame.other_runs else folder
         st.info(
-            f"This view needs at least {n} run(s); {len(frame.result.runs)} loaded from "
-            f"{md_code(str(frame.folder))}. Point the dashboard at your runs with "
-            "`streamlit run app.py -- --runs DIR`."
+            f"This view needs at least {n} runs of one test set; {loaded} loaded for {where}."
+            + (" Pick another test set in the sidebar." if frame.other_runs else f" {POINT_ELSEWHERE}")
         )
-        show_problems(frame)
         st.stop()
 
 
-def complain(messages: list[str]) -> None:
-    for m in messages:
+def complain(messages: list[str], frame: Frame | None = None) -> None:
+    for m in [*(frame.complaints if frame else ()), *messages]:
         st.warning(md_escape(m), icon=":material/link_off:")
 
 
@@ -100,6 +195,11 @@ def link_to_question(qid: str) -> None:
     # A page link's label is markdown, and a qid is the test set's text.
     text = md_escape(f"Open {qid} across every run")
     try:
-        st.page_link("pages/3_Question.py", label=text, icon=":material/history:", query_params={"qid": qid})
+        st.page_link(
+            "pages/3_Question.py",
+            label=text,
+            icon=":material/history:",
+            query_params={**st.session_state.get("_frame_query", {}), "qid": qid},
+        )
     except st.errors.StreamlitPageNotFoundError:
         st.markdown(f"[{text}](Question?{urlencode({'qid': qid})})")

@@ -68,27 +68,43 @@ def highlighted(text: str | None, quotes: Iterable[str | None]) -> str:
     return "".join(out) + md_escape(text[at:])
 
 
-def chunk_list(d: QuestionDetail, *, quotes: dict[str, list[str]] | None = None, k: int) -> None:
-    """The ranked chunks, labeled ones marked with their grade, the judge's quotes highlighted."""
+def chunk_card(row: dict[str, Any], *, quotes: dict[str, list[str]], k: int) -> None:
+    """One retrieved chunk: rank, id, score, its label (grade), whether the generator saw it, its text
+    with the judge's quotes highlighted."""
+    grade = row["grade"]
+    mark = (
+        f":green-badge[labeled · grade {grade}]"
+        if grade and grade >= 1
+        else ":gray-badge[judged not relevant]"
+        if grade == 0
+        else ":gray-badge[unlabeled]"
+    )
+    cut = "" if row["in_top_k"] else f" :gray[(below top {k})]"
+    if not row["in_context"]:
+        cut += " :gray[(not given to the generator)]"
+    with st.container(border=True):
+        st.markdown(f"**#{row['rank']}** · {md_code(row['chunk_id'])} · score {row['score']:.4g} {mark}{cut}")
+        body = highlighted(row["text"] or "", quotes.get(row["chunk_id"], []))
+        st.markdown(body or ":gray[(no text stored)]")
+
+
+MORE_CHUNKS = 100  # chunks below the top k drawn at most, on request
+
+
+def chunk_list(d: QuestionDetail, *, quotes: dict[str, list[str]] | None = None, k: int, key: str) -> None:
+    """The top ``k`` ranked chunks, labeled ones marked with their grade, the judge's quotes
+    highlighted; the chunks below the top k only on request (a TREC run retrieves 1,000)."""
     quotes = quotes or {}
-    for row in d.chunks.iter_rows(named=True):
-        grade = row["grade"]
-        mark = (
-            f":green-badge[labeled · grade {grade}]"
-            if grade and grade >= 1
-            else ":gray-badge[judged not relevant]"
-            if grade == 0
-            else ":gray-badge[unlabeled]"
-        )
-        cut = "" if row["in_top_k"] else f" :gray[(below top {k})]"
-        if not row["in_context"]:
-            cut += " :gray[(not given to the generator)]"
-        with st.container(border=True):
-            st.markdown(
-                f"**#{row['rank']}** · {md_code(row['chunk_id'])} · score {row['score']:.4g} {mark}{cut}"
-            )
-            body = highlighted(row["text"] or "", quotes.get(row["chunk_id"], []))
-            st.markdown(body or ":gray[(no text stored)]")
+    rows = d.chunks.to_dicts()
+    top = [r for r in rows if r["in_top_k"]]
+    for row in top:
+        chunk_card(row, quotes=quotes, k=k)
+    rest = len(rows) - len(top)
+    if rest and st.toggle(f"Show the {rest} chunk(s) below the top {k}", key=key):
+        for row in rows[len(top) : len(top) + MORE_CHUNKS]:
+            chunk_card(row, quotes=quotes, k=k)
+        if rest > MORE_CHUNKS:
+            st.caption(f"The first {MORE_CHUNKS} of {rest} shown; raise Top k to see further down.")
     if d.missing_labeled:
         st.warning(
             "Labeled chunks missing from the top "
@@ -97,6 +113,47 @@ def chunk_list(d: QuestionDetail, *, quotes: dict[str, list[str]] | None = None,
             + ", ".join(md_code(c) for c in d.missing_labeled),
             icon=":material/search_off:",
         )
+
+
+def chunks_side_by_side(left: QuestionDetail, right: QuestionDetail, *, k: int, key: str) -> None:
+    """Two runs' ranked chunks in rows by rank, so rank 3 sits beside rank 3; below the top k on request."""
+    lq, rq = quotes_by_chunk(left), quotes_by_chunk(right)
+    lrows, rrows = left.chunks.to_dicts(), right.chunks.to_dicts()
+    depth = max(len(lrows), len(rrows))
+    shown = min(k, depth)
+    if depth > k and st.toggle(
+        f"Show the chunks below the top {k} (down to rank {min(depth, k + MORE_CHUNKS)})", key=key
+    ):
+        shown = min(depth, k + MORE_CHUNKS)
+    for i in range(shown):
+        a, b = st.columns(2)
+        for col, rows, quotes in ((a, lrows, lq), (b, rrows, rq)):
+            with col:
+                if i < len(rows):
+                    chunk_card(rows[i], quotes=quotes, k=k)
+                elif i == len(rows):
+                    st.caption(f"(nothing retrieved at rank {i + 1})")
+    a, b = st.columns(2)
+    for col, d in ((a, left), (b, right)):
+        if d.missing_labeled:
+            col.warning(
+                f"Labeled chunks missing from the top {k}: "
+                + ", ".join(md_code(c) for c in d.missing_labeled),
+                icon=":material/search_off:",
+            )
+
+
+def scroll_into_view(anchor: str) -> None:
+    """Scroll the page to the element with id ``anchor`` (a heading's fixed anchor, never run text):
+    Streamlit has no scroll API, so a static script does it once, when this is drawn."""
+    import json
+
+    st.html(
+        "<script>setTimeout(() => {const e = window.parent.document.getElementById("
+        + json.dumps(anchor)
+        + "); if (e) e.scrollIntoView({behavior: 'smooth', block: 'start'});}, 400);</script>",
+        unsafe_allow_javascript=True,
+    )
 
 
 def claim_list(d: QuestionDetail) -> None:

@@ -65,9 +65,10 @@ def parse(params: Sequence[Param], raw: Mapping[str, list[str]]) -> tuple[dict[s
 
 
 def publish(page: str, values: dict[str, Any]) -> None:
-    """Write the view to the URL (None / empty values are left out)."""
+    """Write the view to the URL (None / empty values are left out), with the frame's own values (the
+    test set, when the folder holds several)."""
     clean: dict[str, str | list[str]] = {}
-    for k, v in values.items():
+    for k, v in {**st.session_state.get("_frame_query", {}), **values}.items():
         if v is None or v == [] or v is False:
             continue
         clean[k] = (

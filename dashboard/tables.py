@@ -21,15 +21,25 @@ __all__ = [
     "STATUSES",
     "Grid",
     "case_row",
+    "chart_defaults",
     "compare_questions",
     "compare_summary",
     "delta_grid",
+    "describe_moves",
     "filter_questions",
     "headline",
+    "judge_text",
     "mean_grid",
+    "metric_source",
+    "most_regressed",
+    "moves_by_change",
+    "present",
     "question_history",
     "question_metrics",
     "question_options",
+    "significant_moves",
+    "trend_series",
+    "with_sources",
 ]
 
 SIGNIFICANT = 0.05  # Holm-corrected p below this is marked ★
@@ -88,11 +98,34 @@ def delta_grid(table: pl.DataFrame, metrics: list[str]) -> Grid:
 
 
 def compare_summary(cmp: Comparison) -> pl.DataFrame:
-    """The per-metric summary as the Compare page shows it."""
-    return cmp.summary.with_columns(
-        sig=pl.when(pl.col("p_holm") < SIGNIFICANT).then(pl.lit("★")).otherwise(pl.lit("")),
+    """The per-metric summary as the Compare page shows it: significant regressions first (worst
+    first), then significant improvements, then the rest; ``sig`` says which in words."""
+    significant = pl.col("p_holm") < SIGNIFICANT
+    order = (
+        pl.when(significant & (pl.col("better") < 0))
+        .then(0)
+        .when(significant & (pl.col("better") > 0))
+        .then(1)
+        .when(significant)
+        .then(2)
+        .otherwise(3)
+    )
+    return (
+        cmp.summary.with_columns(
+            sig=pl.when(significant & (pl.col("better") < 0))
+            .then(pl.lit("★ worse"))
+            .when(significant & (pl.col("better") > 0))
+            .then(pl.lit("★ better"))
+            .when(significant)
+            .then(pl.lit("★ moved"))
+            .otherwise(pl.lit("")),
+            _order=order,
+        )
+        .with_row_index("_pos")
+        .sort("_order", pl.col("better").fill_null(0.0), "_pos")
     ).select(
         "metric",
+        "sig",
         "n",
         "baseline",
         "candidate",
@@ -100,7 +133,6 @@ def compare_summary(cmp: Comparison) -> pl.DataFrame:
         "ci_low",
         "ci_high",
         "p_holm",
-        "sig",
         "improved",
         "regressed",
         "direction",
@@ -112,22 +144,106 @@ def headline(metrics: list[str] | tuple[str, ...]) -> list[str]:
     return [m for m in HEADLINE if m in metrics]
 
 
+def chart_defaults(available: list[str] | tuple[str, ...]) -> list[str]:
+    """The metrics a chart starts with: the headline ones a run has, else (an imported run with no
+    labels, no judge output) its imported scores, else the first few it has."""
+    return headline(available) or [m for m in available if m.startswith("ext:")][:5] or list(available[:3])
+
+
+def significant_moves(cmp: Comparison) -> pl.DataFrame:
+    """The metrics that moved significantly (Holm-corrected p < 0.05), regressions first, worst first;
+    with ``change`` in words: 'worse', 'better', or 'moved' for a rate with no direction."""
+    return (
+        cmp.summary.filter(pl.col("p_holm") < SIGNIFICANT)
+        .with_columns(
+            change=pl.when(pl.col("better").is_null())
+            .then(pl.lit("moved"))
+            .when(pl.col("better") < 0)
+            .then(pl.lit("worse"))
+            .otherwise(pl.lit("better"))
+        )
+        .sort(pl.col("better").fill_null(0.0), "metric")
+        .select("metric", "change", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_holm")
+    )
+
+
+def describe_moves(moves: pl.DataFrame) -> str:
+    """The significant movements in one line of plain text, e.g. ``abstention −0.636 (worse)``."""
+    return "; ".join(f"{r['metric']} {r['delta']:+.3f} ({r['change']})" for r in moves.iter_rows(named=True))
+
+
+def moves_by_change(moves: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """:func:`significant_moves` split into 'worse', 'better' and 'moved' (empty ones left out)."""
+    parts = {c: moves.filter(pl.col("change") == c) for c in ("worse", "better", "moved")}
+    return {c: part for c, part in parts.items() if part.height}
+
+
+def trend_series(trend: pl.DataFrame, metrics: list[str]) -> list[tuple[str, pl.DataFrame]]:
+    """Each chosen metric's points across runs, only runs where it applies (n > 0); metrics with no
+    point at all are left out (the page then says so instead of drawing an empty axis)."""
+    out = []
+    for m in metrics:
+        part = trend.filter((pl.col("metric") == m) & (pl.col("n") > 0))
+        if part.height:
+            out.append((m, part))
+    return out
+
+
+def with_sources(run: Run, table: pl.DataFrame) -> pl.DataFrame:
+    """A run's summary with who computed each metric (evalcore, or the tool it was imported from)."""
+    return table.with_columns(
+        source=pl.col("metric").map_elements(lambda m: metric_source(run, m), return_dtype=pl.String)
+    )
+
+
+def present(table: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """A summary without the metrics that apply to no question of the run (n = 0 everywhere: label
+    metrics on a run whose questions have no labels, abstention on a retrieval-only run), and their
+    names, so a page can say why they are not shown."""
+    n = table.group_by("metric", maintain_order=True).agg(pl.col("n").sum())
+    gone = n.filter(pl.col("n") == 0)["metric"].to_list()
+    return table.filter(~pl.col("metric").is_in(gone)), gone
+
+
+def metric_source(run: Run, metric: str) -> str:
+    """Who computed a metric: 'evalcore', or the tool an imported score came from ('ragas (imported)')."""
+    if not metric.startswith("ext:"):
+        return "evalcore"
+    return f"{run.manifest.external_metrics.get(metric[4:], 'external')} (imported)"
+
+
+def judge_text(run: Run) -> str | None:
+    """The run's judge as one line (model · prompt version), or None when the run names none."""
+    judge = run.manifest.judge
+    if judge is None:
+        return None
+    parts = [judge.model, f"prompt {judge.prompt_version}" if judge.prompt_version else None]
+    return " · ".join(p for p in parts if p) or None
+
+
+def _delta_text(col: str) -> pl.Expr:
+    """A delta as the table shows it: signed to 3 places, or '–' where the metric does not apply to
+    the question in one of the runs (never 'None')."""
+    return pl.col(col).map_elements(lambda v: f"{v:+.3f}", return_dtype=pl.String).fill_null("–")
+
+
 def compare_questions(cmp: Comparison, table: pl.DataFrame) -> pl.DataFrame:
-    """The filtered per-question table with the question text and the headline deltas."""
+    """The filtered per-question table: the question text beside its id, status and diagnosis (blank
+    when none), the worst delta and the headline deltas ('–' where a metric does not apply)."""
     questions = cmp.baseline.testset.cases.select("qid", "question", "type", "topic")
     key = headline(cmp.metrics)
     return table.join(questions, on="qid", how="left").select(
         "qid",
+        "question",
         "status",
-        "diagnosis",
+        pl.col("diagnosis").fill_null(""),
         "worst_delta",
-        *[f"{m}_delta" for m in key],
+        *[_delta_text(f"{m}_delta").alias(f"{m}_delta") for m in key],
         left_top_k=pl.col("left_top_k").list.join(" "),
         entered_top_k=pl.col("entered_top_k").list.join(" "),
         type="type",
         topic="topic",
         must_pass="must_pass",
-        question="question",
     )
 
 
@@ -166,11 +282,30 @@ def question_options(
     return options, matched
 
 
+def most_regressed(cmp: Comparison, limit: int = 10) -> pl.DataFrame:
+    """The questions that regressed most between two runs (held-out ones left out), with their text:
+    where the Question page starts when nothing is picked yet."""
+    table = filter_questions(cmp, status=["regressed", "mixed"])
+    return (
+        table.join(cmp.candidate.testset.cases.select("qid", "question"), on="qid", how="left")
+        .head(limit)
+        .select(
+            "qid",
+            "question",
+            "status",
+            diagnosis=pl.col("diagnosis").fill_null(""),
+            worst_delta="worst_delta",
+        )
+    )
+
+
 def question_history(history: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     """One question's metrics across runs, without the metrics that apply to no run of it (retrieval
     on an unanswerable question would be columns of None), and the metrics worth charting."""
     kept = history.select([c for c in history.columns if history[c].null_count() < history.height])
-    charted = [m for m in (*HEADLINE, "RR@10") if m in kept.columns]
+    charted = [m for m in (*HEADLINE, "RR@10") if m in kept.columns] or [
+        c for c in kept.columns if c.startswith("ext:")
+    ][:5]
     return kept, charted
 
 
@@ -195,6 +330,7 @@ def manifest_row(run: Run) -> dict[str, Any]:
         "created": run.manifest.created.isoformat(),
         "test_set": run.testset.version,
         "questions": run.results.height,
+        "judge": judge_text(run),
     }
     for key, value in run.manifest.system.items():
         flat[f"system.{key}"] = value if isinstance(value, str | int | float | bool) else json.dumps(value)

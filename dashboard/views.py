@@ -113,6 +113,7 @@ class View:
 class OverviewView(View):
     page: ClassVar[str] = "home"
     run: str | None = _param("home_run")
+    vs: str | None = _param("home_vs")
 
 
 @dataclass(frozen=True)

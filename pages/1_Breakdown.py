@@ -20,17 +20,20 @@ need_runs(frame)
 runs = frame.result.runs
 last = runs[frame.run_ids[-1]]
 tags = last.testset.tag_names()
+frame.keep("bd_run", frame.run_ids[-1])
+frame.keep("bd_vs", None)
 
 complain(
     BreakdownView.seed(
         {
-            "run": lambda v: v in runs,
-            "vs": lambda v: v in runs,
+            "run": lambda v: v in frame.run_ids,
+            "vs": lambda v: v in frame.run_ids,
             "by": lambda v: v in tags,
             "chart": lambda v: v in CHARTS,
         },
         run=frame.run_ids[-1],
-    )
+    ),
+    frame,
 )
 
 c1, c2, c3 = st.columns(3)

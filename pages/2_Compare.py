@@ -6,7 +6,7 @@ import streamlit as st
 
 from dashboard import data, tables
 from dashboard.frame import complain, link_to_question, need_runs, setup
-from dashboard.render import chunk_list, claim_list, md_code, md_escape, quotes_by_chunk
+from dashboard.render import chunks_side_by_side, claim_list, md_code, md_escape, scroll_into_view
 from dashboard.views import CompareView
 
 frame = setup("Compare", ":material/compare_arrows:")
@@ -14,6 +14,8 @@ need_runs(frame, 2)
 runs = frame.result.runs
 ids = frame.run_ids
 tags = runs[ids[-1]].testset.tag_names()
+frame.keep("cmp_base", ids[-2])
+frame.keep("cmp_cand", ids[-1])
 
 
 def _tag_ok(v: str) -> bool:
@@ -23,8 +25,8 @@ def _tag_ok(v: str) -> bool:
 complain(
     CompareView.seed(
         {
-            "base": lambda v: v in runs,
-            "cand": lambda v: v in runs,
+            "base": lambda v: v in ids,
+            "cand": lambda v: v in ids,
             "k": lambda v: 1 <= v <= 100,
             "status": lambda v: v in tables.STATUSES,
             "tag": _tag_ok,
@@ -32,7 +34,8 @@ complain(
         },
         base=ids[-2],
         cand=ids[-1],
-    )
+    ),
+    frame,
 )
 
 c1, c2, c3 = st.columns([5, 5, 1])
@@ -49,20 +52,37 @@ if problem:
 cmp = data.comparison(frame.fkey, base, cand, k, frame.key)
 
 st.subheader("Summary")
+moves = tables.moves_by_change(tables.significant_moves(cmp))
+if "worse" in moves:
+    st.error(
+        "**Significantly worse:** " + md_escape(tables.describe_moves(moves["worse"])),
+        icon=":material/trending_down:",
+    )
+if "better" in moves:
+    st.success(
+        "**Significantly better:** " + md_escape(tables.describe_moves(moves["better"])),
+        icon=":material/trending_up:",
+    )
 st.caption(
-    f"{cmp.per_question.height} questions answered by both · mean paired delta (candidate − baseline) "
-    "with a bootstrap 95% CI · two-sided randomization test, Holm-corrected across metrics"
+    f"On the {md_escape(cmp.note)} (Overview's means cover every question each run answered, so they "
+    "can differ) · mean paired delta (candidate − baseline) with a bootstrap 95% CI · two-sided "
+    "randomization test, Holm-corrected across metrics · significant regressions first"
 )
+summary = tables.compare_summary(cmp)
 st.dataframe(
-    tables.compare_summary(cmp),
+    summary,
     hide_index=True,
+    height=min(38 + 35 * summary.height, 800),  # every metric visible, no scroll inside the table
     column_config={
         **{
             c: st.column_config.NumberColumn(format="%.3f")
             for c in ("baseline", "candidate", "delta", "ci_low", "ci_high")
         },
         "p_holm": st.column_config.NumberColumn("p (Holm)", format="%.4f"),
-        "sig": st.column_config.TextColumn("", help="★ significant at 0.05 after Holm correction"),
+        "sig": st.column_config.TextColumn(
+            "significant",
+            help="★ significant at 0.05 after Holm correction: worse, better, or moved (no direction)",
+        ),
         "direction": st.column_config.TextColumn("better is"),
     },
 )
@@ -98,11 +118,22 @@ table = tables.filter_questions(
 )
 hidden = cmp.n_heldout
 if not held and hidden:
-    st.caption(f"{hidden} held-out question(s) hidden (switch above).")
+    st.caption(
+        f"{hidden} held-out question(s) hidden (switch above); the summary above and `evalcore compare` "
+        "count them."
+    )
 
 key_metrics = tables.headline(cmp.metrics)
 view = tables.compare_questions(cmp, table)
 st.caption(f"{view.height} question(s), worst regression first. Select a row to open it side by side.")
+# A question named by the link (or opened before) is selected in the table when the filters show it.
+open_qid = st.session_state.get("cmp_qid")
+shown_qids = view["qid"].to_list()
+if open_qid in shown_qids:
+    want = [shown_qids.index(open_qid)]
+    current = st.session_state.get("cmp_table")
+    if not current or list(current.get("selection", {}).get("rows", [])) != want:
+        st.session_state["cmp_table"] = {"selection": {"rows": want}}
 event = st.dataframe(
     view,
     hide_index=True,
@@ -124,7 +155,9 @@ st.download_button(
 
 rows = event.selection.rows if event is not None else []
 sel_marker = (tuple(rows), view.height, tuple(view["qid"].head(50).to_list()))
+picked = False
 if rows and st.session_state.get("_cmp_last_sel") != sel_marker and rows[0] < view.height:
+    picked = st.session_state.get("cmp_qid") != view["qid"][rows[0]]
     st.session_state["cmp_qid"] = view["qid"][rows[0]]
 st.session_state["_cmp_last_sel"] = sel_marker
 qid = st.session_state.get("cmp_qid")
@@ -142,7 +175,9 @@ bd = data.detail(frame.fkey, base, qid, k, frame.key)
 cd = data.detail(frame.fkey, cand, qid, k, frame.key)
 assert bd is not None and cd is not None
 case = bd.case
-st.subheader(f"{md_escape(qid)}: {md_escape(case['question'])}", anchor=False)
+st.subheader(f"{md_escape(qid)}: {md_escape(case['question'])}", anchor="side-by-side")
+if picked:  # a row was just selected: bring the side-by-side into view
+    scroll_into_view("side-by-side")
 st.markdown(
     f":blue-badge[{md_escape(row['status'])}] "
     + (f":orange-badge[{md_escape(row['diagnosis'])}] " if row["diagnosis"] else "")
@@ -177,5 +212,5 @@ for col, d, name in ((left, bd, "Baseline"), (right, cd, "Candidate")):
             st.markdown(md_escape(d.answer) or ":gray[(no answer)]")
         st.markdown("**Judge claims**")
         claim_list(d)
-        st.markdown(f"**Retrieved chunks** (top {k} go to the model)")
-        chunk_list(d, quotes=quotes_by_chunk(d), k=k)
+st.markdown(f"**Retrieved chunks, rank by rank** (top {k}; the baseline's on the left)")
+chunks_side_by_side(bd, cd, k=k, key="cmp_more")

@@ -1,23 +1,36 @@
-"""Question: one question across every run — its metrics over time, each run's chunks and answer."""
+"""Question: one question across every run of its test set — its metrics run by run, each run's
+chunks and answer. With no question picked, it starts on the questions that regressed most in the
+latest run."""
 
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import data, tables
 from dashboard.frame import complain, need_runs, setup
-from dashboard.render import chunk_list, claim_list, md_escape, quotes_by_chunk
+from dashboard.render import chunk_list, claim_list, md_escape, plot_text, plot_texts, quotes_by_chunk
 from dashboard.views import QuestionView
 
 frame = setup("Question", ":material/help:")
 need_runs(frame)
 runs = frame.result.runs
-cases = runs[frame.run_ids[-1]].testset.cases
+ids = frame.run_ids
+# A qid means something only inside its test set: the picker lists the chosen test set's questions
+# (its newest version), and each run's own test set gives the question shown above its answer.
+cases = runs[ids[-1]].testset.cases
 known = set(cases["qid"].to_list())
+frame.keep("q_run", None)
 
 complain(
-    QuestionView.seed({"qid": lambda v: v in known, "k": lambda v: 1 <= v <= 100, "run": lambda v: v in runs})
+    QuestionView.seed(
+        {"qid": lambda v: v in known, "k": lambda v: 1 <= v <= 100, "run": lambda v: v in ids},
+    ),
+    frame,
 )
+
+if "q_pending" in st.session_state:  # a row picked in the start table, applied before the picker exists
+    st.session_state["q_qid"] = st.session_state.pop("q_pending")
 
 c0, c1, c2, c3 = st.columns([3, 6, 1, 2])
 held = c3.toggle(
@@ -44,18 +57,58 @@ qid = c1.selectbox(
     key="q_qid",
     index=None,
     format_func=lambda q: labels.get(q, q),
-    placeholder="Pick a question (or open one from Compare)",
+    placeholder="Pick a question, search, or open one below",
 )
 if matched > MAX_OPTIONS:
     c1.caption(f"{MAX_OPTIONS} of {matched:,} questions listed — search to narrow them.")
 elif find.strip() and matched == 0:
     c1.caption("No question matches the search.")
 k = int(c2.number_input("Top k", 1, 100, key="q_k"))
+
+
 if qid is None:
     QuestionView.from_state(run=None).publish()
+    # Start somewhere useful: the questions that regressed most in the latest run.
+    if len(ids) > 1 and not data.incomparable(runs[ids[-2]], runs[ids[-1]]):
+        cmp = data.comparison(frame.fkey, ids[-2], ids[-1], k, frame.key)
+        worst = tables.most_regressed(cmp)
+        st.subheader("Regressed most in the latest run", anchor=False)
+        st.caption(
+            f"{md_escape(frame.label(ids[-1]))} against {md_escape(frame.label(ids[-2]))}, worst first "
+            "(held-out questions left out). Select a row to open it."
+        )
+        if worst.height == 0:
+            st.info("No question regressed in the latest run.")
+        else:
+            event = st.dataframe(
+                worst,
+                hide_index=True,
+                on_select="rerun",
+                selection_mode="single-row",
+                key="q_start",
+                column_config={"worst_delta": st.column_config.NumberColumn(format="%+.3f")},
+            )
+            rows = event.selection.rows if event is not None else []
+            if rows:
+                st.session_state["q_pending"] = worst["qid"][rows[0]]
+                st.rerun()
+    else:
+        st.info("Pick a question above, or search by qid or words.")
     st.stop()
 
-case = tables.case_row(cases, qid)
+history = data.across_runs(frame.fkey, qid, tuple(ids), frame.key)
+history, metrics = tables.question_history(history)
+run_ids = history["run_id"].to_list()
+if not run_ids:
+    st.warning(f"No run of this test set answered {md_escape(qid)}.")
+    st.stop()
+if st.session_state.get("q_run") not in run_ids:
+    st.session_state["q_run"] = run_ids[-1]
+run_id = st.session_state["q_run"]
+d = data.detail(frame.fkey, run_id, qid, k, frame.key)
+assert d is not None  # the run answered it (it is in the history)
+case = d.case  # this run's own test set: a relabeled question shows the labels this run was scored on
+
 st.subheader(md_escape(case["question"]), anchor=False)
 st.markdown(
     " ".join(f":gray-badge[{t}: {md_escape(str(case[t]))}]" for t in ("type", "topic", "source", "split"))
@@ -66,34 +119,46 @@ if case["split"] == tables.HELDOUT:
     st.caption("This is a held-out question: look, but don't tune on it.")
 st.markdown("**Reference answer:** " + (md_escape(case["reference_answer"]) or ":gray[(none)]"))
 
-history = data.across_runs(frame.fkey, qid, frame.key)
-history, metrics = tables.question_history(history)
-# Streamlit's own line chart: the page stays light (a plotly chart here cost ~1.5 s on a cold load).
-st.line_chart(
-    history.select("created", *metrics).to_pandas().set_index("created"),
-    height=260,
-    y_label="value",
-    x_label="run created",
-)
+if metrics:
+    fig = go.Figure()
+    for m in metrics:
+        fig.add_trace(
+            go.Scatter(
+                # One point per run on a categorical axis: a line between dates would suggest a
+                # gradual change that never happened; markers keep a one-run series visible.
+                x=plot_texts(history["run_id"]),
+                y=history[m].to_list(),
+                name=plot_text(m),
+                mode="lines+markers",
+                marker={"size": 9},
+                hovertemplate="%{x}: %{y:.3f}<extra>" + plot_text(m) + "</extra>",
+            )
+        )
+    fig.update_layout(
+        height=280,
+        margin={"t": 10, "b": 10},
+        yaxis_title="value",
+        xaxis={"type": "category", "title": "run (oldest first)"},
+    )
+    st.plotly_chart(fig, key="q_chart")
 st.dataframe(history, hide_index=True)
 
-run_ids = history["run_id"].to_list()
-if "q_run" in st.session_state and st.session_state["q_run"] not in run_ids:
-    del st.session_state["q_run"]
-st.session_state.setdefault("q_run", run_ids[-1])
 # One run at a time: with many runs, rendering every run's chunks at once would be slow to read and load.
 # Option labels of a segmented control are markdown: a run label must not become a link or an image.
-run_id = st.segmented_control("Run", run_ids, key="q_run", format_func=lambda r: md_escape(runs[r].label))
+st.segmented_control("Run", run_ids, key="q_run", format_func=lambda r: md_escape(runs[r].label))
 QuestionView.from_state().publish()
-d = data.detail(frame.fkey, run_id or run_ids[-1], qid, k, frame.key)
-if d is not None:
-    left, right = st.columns(2)
-    with left:
-        st.markdown("**Answer**" + (" :violet-badge[abstained]" if d.abstained else ""))
-        with st.container(border=True):
-            st.markdown(md_escape(d.answer) or ":gray[(no answer)]")
-        st.markdown("**Judge claims**")
-        claim_list(d)
-    with right:
-        st.markdown(f"**Retrieved chunks** (top {k} go to the model)")
-        chunk_list(d, quotes=quotes_by_chunk(d), k=k)
+left, right = st.columns(2)
+with left:
+    st.markdown("**Answer**" + (" :violet-badge[abstained]" if d.abstained else ""))
+    with st.container(border=True):
+        st.markdown(md_escape(d.answer) or ":gray[(no answer)]")
+    st.markdown("**Judge claims**")
+    claim_list(d)
+with right:
+    context_k = runs[run_id].manifest.context_k
+    st.markdown(
+        f"**Retrieved chunks** (top {k}"
+        + (f"; the generator was given the top {context_k}" if context_k else "")
+        + ")"
+    )
+    chunk_list(d, quotes=quotes_by_chunk(d), k=k, key="q_more")

@@ -133,3 +133,49 @@ def oracle(run: pl.DataFrame, qrels: pl.DataFrame, level: int = 1) -> dict[str, 
         relevance_level=level,
     )
     return ev.evaluate(r)
+
+
+# Two unrelated Ragas exports, as two teams' files: both number their questions ragas-00001, ...
+RAGAS_EXPORTS = {
+    "support-bot": [
+        ("How do I reset my password?", "Open Settings, then Security, then Reset password.", 0.9),
+        ("Which browsers are supported?", "Chrome, Firefox and Safari, in their two latest versions.", 0.8),
+        ("Can I export my invoices?", "Yes: Billing, then Invoices, then Export as CSV.", 0.4),
+        ("Is there a mobile app?", "Yes, for iOS and Android.", 1.0),
+    ],
+    "hr-policies": [
+        ("How many vacation days do new employees get?", "25 days a year, prorated in the first year.", 0.7),
+        ("Who approves parental leave?", "The HR business partner, after the manager is told.", 0.6),
+        ("Can I work from abroad?", "Up to 30 days a year, with the manager's approval.", 0.2),
+    ],
+}
+
+
+def write_ragas_exports(folder: Path) -> dict[str, Path]:
+    """The two exports of :data:`RAGAS_EXPORTS` as Ragas CSV files; returns name -> path."""
+    out = {}
+    for name, rows in RAGAS_EXPORTS.items():
+        path = folder / f"{name}.csv"
+        pl.DataFrame(
+            {
+                "user_input": [q for q, _, _ in rows],
+                "retrieved_contexts": [str([a, f"Unrelated text {i}."]) for i, (_, a, _) in enumerate(rows)],
+                "response": [f"{name} answer: {a}" for _, a, _ in rows],
+                "reference": [a for _, a, _ in rows],
+                "faithfulness": [f for _, _, f in rows],
+                "answer_relevancy": [round(1 - f / 2, 2) for _, _, f in rows],
+            }
+        ).write_csv(path)
+        out[name] = path
+    return out
+
+
+def mixed_runs_folder(folder: Path) -> Path:
+    """A runs folder holding the two unrelated Ragas exports, each imported into its own sibling folder
+    with ``evalcore import ragas`` (run ids ``support-bot`` and ``hr-policies``)."""
+    from evalcore.cli import main
+
+    exports = write_ragas_exports(folder.parent)
+    for name, path in exports.items():
+        assert main(["import", "ragas", str(path), "--out", str(folder / name), "--run-id", name]) == 0
+    return folder

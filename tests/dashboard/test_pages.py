@@ -68,8 +68,8 @@ def test_overview_lists_runs_and_headline_metrics_equal_evalcore(
     monkeypatch: pytest.MonkeyPatch, runs
 ) -> None:  # type: ignore[no-untyped-def]
     at = open_page(monkeypatch)
-    assert list(at.dataframe[0].value["run_id"]) == list(runs)
-    shown = at.dataframe[1].value.set_index("metric")
+    assert list(at.dataframe[1].value["run_id"]) == list(runs)
+    shown = at.dataframe[0].value.set_index("metric")
     run = runs[CAND]
     for row in summarize(score_run(run), run.testset).iter_rows(named=True):
         assert shown.loc[row["metric"], "mean"] == pytest.approx(row["mean"])
@@ -94,7 +94,7 @@ def test_overview_says_when_answerable_questions_have_no_labels(
     path.write_text("".join(json.dumps(c) + "\n" for c in cases))
     at = open_page(monkeypatch, folder=runs_copy)
     assert "3 answerable question(s) have no labeled chunk yet" in texts(at)
-    shown = at.dataframe[1].value.set_index("metric")
+    shown = at.dataframe[0].value.set_index("metric")
     assert shown.loc["R@5", "n"] == 124 - 3 and shown.loc["correctness", "n"] == 124
 
 
@@ -104,7 +104,7 @@ def test_a_broken_run_is_listed_and_the_others_still_render(
     (runs_copy / "2026-10-05-bm25" / "results.jsonl").write_text('{"qid": "hv-001", "retrieved": [}\n')
     at = open_page(monkeypatch, folder=runs_copy)
     assert "results.jsonl:1: error: malformed JSON" in texts(at)
-    assert len(at.dataframe[0].value) == 3
+    assert len(at.dataframe[1].value) == 3, "the runs table lists the three that loaded"
     at = open_page(monkeypatch, "pages/2_Compare.py", folder=runs_copy)
     assert at.dataframe[0].value.shape[0] > 0, "Compare still works on the runs that loaded"
 
