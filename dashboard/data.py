@@ -20,6 +20,7 @@ from evalcore.comparison import incomparable
 from evalcore.metrics.retrieval import preload
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
 from evalcore.runs.groups import TestSetGroup, find_group, group_runs
+from evalcore.score import ceilings as score_ceilings
 from evalcore.score import score_runs, trend
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,6 +77,11 @@ def summary(folder: str, run_id: str, by: str | None, key: Key) -> pl.DataFrame:
     return summarize(scores(folder, run_id, key), run.testset, by=by)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def ceilings(folder: str, run_id: str, by: str | None, metrics: tuple[str, ...], key: Key) -> pl.DataFrame:
+    return score_ceilings(_load(folder, key).runs[run_id].testset, metrics, by)
+
+
 @st.cache_resource(show_spinner="Comparing runs…", max_entries=32)
 def comparison(folder: str, base: str, cand: str, k: int, key: Key) -> Comparison:
     runs = _load(folder, key).runs
@@ -124,6 +130,7 @@ def overview_table(result: LoadResult, run_ids: list[str]) -> pl.DataFrame:
 __all__ = [
     "across_runs",
     "all_scores",
+    "ceilings",
     "comparison",
     "comparison_by_slice",
     "detail",

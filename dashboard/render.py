@@ -190,24 +190,48 @@ def heatmap(
     each cell's text drawn in it, metric names on top."""
     import plotly.graph_objects as go
 
+    x, y = plot_texts(grid.metrics), plot_texts(grid.slices)
     fig = go.Figure(
         go.Heatmap(
             z=grid.z,
-            x=plot_texts(grid.metrics),
-            y=plot_texts(grid.slices),
+            x=x,
+            y=y,
             zmin=grid.zmin,
             zmax=grid.zmax,
             colorscale=colorscale,
             text=grid.text,
             texttemplate="%{text}",
+            textfont={"size": 11, "color": "#111827"},
             hovertemplate=hover,
+            xgap=1,
+            ygap=1,
             **({"colorbar": colorbar} if colorbar else {}),
         )
     )
+    if grid.neutral is not None and any(v is not None for row in grid.neutral for v in row):
+        fig.add_trace(
+            go.Heatmap(
+                z=grid.neutral,
+                x=x,
+                y=y,
+                zmin=0.0,
+                zmax=1.0,
+                colorscale=[[0.0, "#e5e7eb"], [1.0, "#e5e7eb"]],
+                showscale=False,
+                text=grid.text,
+                texttemplate="%{text}",
+                textfont={"size": 11, "color": "#111827"},
+                hovertemplate="%{y} · %{x}: no better direction<extra></extra>",
+                xgap=1,
+                ygap=1,
+            )
+        )
+    # Long metric names (imported ``ext:answer_relevancy``) overlap side by side: slant them.
+    slant = len(grid.metrics) > 6 or max((len(m) for m in grid.metrics), default=0) > 14
     fig.update_layout(
-        height=120 + row_height * len(grid.slices),
-        margin={"t": 10, "b": 10},
+        height=120 + row_height * len(grid.slices) + (60 if slant else 0),
+        margin={"t": 90 if slant else 10, "b": 10},
         yaxis_autorange="reversed",
-        xaxis_side="top",
+        xaxis={"side": "top", "tickangle": -35 if slant else 0},
     )
     return fig

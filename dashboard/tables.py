@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from evalcore.comparison import STATUSES, Comparison, filter_questions
-from evalcore.metrics.catalogue import HEADLINE
+from evalcore.metrics.catalogue import HEADLINE, metric_info
 from evalcore.question import question_choices
 from evalcore.runs.load import Run
 from evalcore.runs.testset import HELDOUT
@@ -55,6 +55,8 @@ class Grid:
     metrics: list[str]
     zmin: float
     zmax: float
+    # Cells of metrics with no better direction (no_answer): drawn grey, apart from the colour scale.
+    neutral: list[tuple[Any, ...]] | None = None
 
 
 def _cells(
@@ -70,16 +72,59 @@ def _cells(
     return z, t
 
 
-def mean_grid(table: pl.DataFrame, metrics: list[str]) -> Grid:
-    """One run: each cell the mean, its 95% CI and n († for a slice under 30 questions)."""
-    text = [
-        f"{r['mean']:.3f}{' †' if r['small'] else ''}<br>{r['ci_low']:.2f}–{r['ci_high']:.2f}<br>n={r['n']}"
-        if r["mean"] is not None
-        else f"–<br>n={r['n']}"
-        for r in table.iter_rows(named=True)
-    ]
-    z, t = _cells(table, metrics, "mean", text)
-    return Grid(z.select(metrics).rows(), t.select(metrics).rows(), z["slice"].to_list(), metrics, 0.0, 1.0)
+def mean_grid(table: pl.DataFrame, metrics: list[str], ceilings: pl.DataFrame | None = None) -> Grid:
+    """One run: each cell the mean, its 95% CI and n († for a slice under 30 questions); blank where
+    the metric applies to no question of the slice (n = 0).
+
+    The colour is how good the mean is, by the catalogue: the mean as a share of the highest mean the
+    slice allows (``ceilings``: P@5 reaches 1.0 only where every question has five labeled chunks),
+    turned for a lower-is-better metric (false_refusal) so that darker is always better. A metric
+    with no better direction (no_answer) is drawn grey, off the scale."""
+    if ceilings is not None and ceilings.height:
+        table = table.join(ceilings, on=["slice", "metric"], how="left")
+    else:
+        table = table.with_columns(ceiling=pl.lit(None, dtype=pl.Float64))
+    texts: list[str] = []
+    good: list[float | None] = []
+    grey: list[float | None] = []
+    for r in table.iter_rows(named=True):
+        ceiling = r["ceiling"] if r["ceiling"] else 1.0
+        if not r["n"] or r["mean"] is None:
+            texts.append("")
+            good.append(None)
+            grey.append(None)
+            continue
+        texts.append(
+            f"{r['mean']:.3f}{' †' if r['small'] else ''}<br>{r['ci_low']:.2f}–{r['ci_high']:.2f}<br>n={r['n']}"
+            + (f"<br>max {ceiling:.2f}" if ceiling < 1.0 else "")
+        )
+        direction = metric_info(r["metric"]).higher_is_better
+        share = min(1.0, max(0.0, r["mean"] / ceiling))
+        good.append(None if direction is None else share if direction else 1.0 - share)
+        grey.append(0.5 if direction is None else None)
+    cells = table.with_columns(
+        text=pl.Series(texts, dtype=pl.String),
+        good=pl.Series(good, dtype=pl.Float64),
+        grey=pl.Series(grey, dtype=pl.Float64),
+    )
+
+    def pivot(value: str) -> pl.DataFrame:
+        out = cells.pivot(on="metric", index="slice", values=value).sort("slice")
+        for m in metrics:  # a metric with no value in any slice still gets its column
+            if m not in out.columns:
+                out = out.with_columns(pl.lit(None, dtype=cells.schema[value]).alias(m))
+        return out
+
+    z, t, g = pivot("good"), pivot("text"), pivot("grey")
+    return Grid(
+        z.select(metrics).rows(),
+        t.select(metrics).rows(),
+        z["slice"].to_list(),
+        metrics,
+        0.0,
+        1.0,
+        neutral=g.select(metrics).rows(),
+    )
 
 
 def delta_grid(table: pl.DataFrame, metrics: list[str]) -> Grid:
@@ -89,7 +134,7 @@ def delta_grid(table: pl.DataFrame, metrics: list[str]) -> Grid:
         f"{r['delta']:+.3f}{'★' if r['p_holm'] is not None and r['p_holm'] < SIGNIFICANT else ''}"
         f"{' †' if r['small'] else ''}<br>n={r['n']}"
         if r["delta"] is not None
-        else f"–<br>n={r['n']}"
+        else ""
         for r in table.iter_rows(named=True)
     ]
     z, t = _cells(table, metrics, "better", text)
@@ -168,8 +213,12 @@ def significant_moves(cmp: Comparison) -> pl.DataFrame:
 
 
 def describe_moves(moves: pl.DataFrame) -> str:
-    """The significant movements in one line of plain text, e.g. ``abstention −0.636 (worse)``."""
-    return "; ".join(f"{r['metric']} {r['delta']:+.3f} ({r['change']})" for r in moves.iter_rows(named=True))
+    """The significant movements in one line of plain text, e.g.
+    ``abstention -0.636 [-0.758, -0.515] (worse)`` (the mean paired delta and its 95% CI)."""
+    return "; ".join(
+        f"{r['metric']} {r['delta']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}] ({r['change']})"
+        for r in moves.iter_rows(named=True)
+    )
 
 
 def moves_by_change(moves: pl.DataFrame) -> dict[str, pl.DataFrame]:

@@ -176,3 +176,26 @@ def trend(
         "ci_high": pl.Float64,
     }
     return pl.DataFrame(rows, schema=schema)
+
+
+def ceilings(testset: TestSet, metrics: Sequence[str], by: str | None = None) -> pl.DataFrame:
+    """The highest mean each metric can reach per slice: ``slice, metric, ceiling``. Most metrics
+    reach 1.0; precision at k only where a question has k labeled chunks or more, so its ceiling is
+    the mean of min(1, labeled / k) over the questions it applies to. A chart colours a mean against
+    this, not against 1.0, or P@5 = 0.22 looks poor when 0.23 is the best any system could do."""
+    from evalcore.metrics.measures import parse_measure
+
+    slices = slice_frame(testset, by).join(
+        testset.cases.filter(LABELED).select("qid", "n_relevant"), on="qid", how="inner"
+    )
+    rows: list[dict[str, object]] = []
+    for m in metrics:
+        try:
+            measure = parse_measure(m)
+        except ValueError:
+            measure = None  # a generation metric or an imported score: its ceiling is 1
+        if measure is not None and measure.name == "P" and measure.cutoff:
+            k = measure.cutoff
+            part = slices.group_by("slice").agg(ceiling=(pl.col("n_relevant").clip(upper_bound=k) / k).mean())
+            rows.extend({"slice": s, "metric": m, "ceiling": c} for s, c in part.iter_rows())
+    return pl.DataFrame(rows, schema={"slice": pl.String, "metric": pl.String, "ceiling": pl.Float64})

@@ -75,7 +75,10 @@ if held:
 
 if vs is None:
     st.caption(
-        f"**{md_escape(frame.label(run_id))}** — mean per question with bootstrap 95% CI; n per cell; "
+        f"**{md_escape(frame.label(run_id))}** — mean per question with bootstrap 95% CI; n per cell. "
+        "Darker is better, by each metric's direction and against the best mean the slice allows "
+        "('max': P@k where questions have fewer than k labeled chunks); grey: no better direction (no_answer); "
+        "blank: the metric applies to no question of the slice. "
         "† marks a slice of fewer than 30 questions (its mean is unreliable)."
     )
 
@@ -92,11 +95,14 @@ if vs is None:
     st.session_state["_bd_chart_last"] = chart
     if chart == "heatmap":
         fig = heatmap(
-            tables.mean_grid(table, metrics),
-            colorscale="Blues",
-            row_height=62,
-            hover="%{y} · %{x}: %{z:.3f}<extra></extra>",
-            colorbar={"title": "mean"},
+            tables.mean_grid(
+                table, metrics, data.ceilings(frame.fkey, run_id, by, tuple(metrics), frame.key)
+            ),
+            # White to a mid blue: dark cells would hide their black text.
+            colorscale=[[0.0, "#fbfdff"], [1.0, "#6aa5e0"]],
+            row_height=66,
+            hover="%{y} · %{x}: %{text}<extra></extra>",
+            colorbar={"title": "better →", "tickvals": [0, 1], "ticktext": ["worst", "best possible"]},
         )
         st.plotly_chart(fig, key="bd_heat")
     else:
@@ -109,7 +115,11 @@ if vs is None:
             go.Bar(
                 x=plot_texts(bars["slice"]),
                 y=bars["mean"].to_list(),
-                text=[f"n={n}" for n in bars["n"].to_list()],
+                # 0.000 is a bar of height 0 with its value; no data (n = 0) says so, never a 0.
+                text=[
+                    "no data (n=0)" if not n else f"{m:.3f} · n={n}"
+                    for m, n in zip(bars["mean"].to_list(), bars["n"].to_list(), strict=True)
+                ],
                 error_y={
                     "type": "data",
                     "symmetric": False,
@@ -141,11 +151,13 @@ if vs is None:
 else:
     st.caption(
         f"**{md_escape(frame.label(run_id))}** vs baseline **{md_escape(frame.label(vs))}** — mean paired delta per slice; "
-        "★ = significant after Holm correction across every cell (p < 0.05); † = fewer than 30 questions."
+        "blue = better, red = worse (by each metric's direction); ★ = significant after Holm correction "
+        "across every cell (p < 0.05); † = fewer than 30 questions; blank: the metric applies to no question "
+        "of the slice."
     )
     fig = heatmap(
         tables.delta_grid(table, metrics),
-        colorscale="RdBu",
+        colorscale=[[0.0, "#e8837c"], [0.5, "#f7f7f7"], [1.0, "#6aa5e0"]],
         row_height=48,
         hover="%{y} · %{x}<extra></extra>",
     )
