@@ -116,7 +116,7 @@ def setup(title: str, icon: str) -> Frame:
         st.caption(f"Runs folder: {md_code(str(folder))}")
         st.caption(f"{len(result.runs)} run(s) loaded")
         errors = [p for p in result.problems if p.severity == "error"]
-        if errors:
+        if errors and result.runs:  # with no run at all, the page itself says so
             st.error(
                 f"{len(errors)} problem(s) keep some runs from loading — see Overview.",
                 icon=":material/error:",

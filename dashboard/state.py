@@ -23,6 +23,7 @@ class Param:
     parse: Callable[[str], Any] = str
     valid: Callable[[Any], bool] = lambda v: True
     many: bool = False  # a list (repeated URL parameter)
+    expect: str | None = None  # what a valid value is, in words ("a whole number from 1 to 100")
 
 
 def seed(page: str, params: Sequence[Param]) -> list[str]:
@@ -50,13 +51,18 @@ def parse(params: Sequence[Param], raw: Mapping[str, list[str]]) -> tuple[dict[s
         try:
             parsed = [p.parse(v) for v in values]
         except ValueError:
-            complaints.append(f"'{p.name}={values[0]}' in the link is not a valid value; it was ignored.")
+            complaints.append(
+                f"'{p.name}={values[0]}' in the link is not {p.expect or 'a valid value'}; it was ignored."
+            )
             continue
         bad = [v for v in parsed if not p.valid(v)]
-        if bad:
+        for v in bad:
             complaints.append(
-                f"'{p.name}={bad[0]}' in the link does not exist in this runs folder; it was ignored."
+                f"'{p.name}={v}' in the link "
+                + (f"is not {p.expect}" if p.expect else "does not exist in this runs folder")
+                + "; it was ignored."
             )
+        if bad:
             parsed = [v for v in parsed if p.valid(v)]
             if not parsed:
                 continue
@@ -82,6 +88,7 @@ def publish(page: str, values: dict[str, Any]) -> None:
     if {k: st.query_params.get_all(k) for k in st.query_params} != raw:
         st.query_params.from_dict(clean)
     st.session_state[f"_url_{page}"] = raw
+    st.session_state["_url_frame"] = raw  # the frame's test-set picker reads the URL only when it changes
 
 
 def default(key: str, value: Any) -> None:

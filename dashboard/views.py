@@ -23,6 +23,8 @@ Valid = Mapping[str, Callable[[Any], bool]]
 # Compare's question filter shows these statuses until the reader picks others.
 DEFAULT_STATUSES = ("regressed", "mixed")
 DEFAULT_K = 5
+K_RANGE = (1, 100)
+K_EXPECT = f"a whole number from {K_RANGE[0]} to {K_RANGE[1]}"
 
 
 def _param(
@@ -32,10 +34,12 @@ def _param(
     parse: Callable[[str], Any] = str,
     many: bool = False,
     always: bool = False,
+    expect: str | None = None,
 ) -> Any:
-    """A view field: its widget key, default, how a URL value parses, whether it repeats, and whether
-    it is written to the URL even at its default (the runs a comparison is about)."""
-    meta = {"key": key, "parse": parse, "many": many, "always": always}
+    """A view field: its widget key, default, how a URL value parses, whether it repeats, whether it
+    is written to the URL even at its default (the runs a comparison is about), and what a valid value
+    is in words (for the message when a link holds another; run ids need none)."""
+    meta = {"key": key, "parse": parse, "many": many, "always": always, "expect": expect}
     if many:
         return field(default_factory=lambda: list(default or ()), metadata=meta)
     return field(default=default, metadata=meta)
@@ -59,6 +63,7 @@ class View:
                 parse=f.metadata["parse"],
                 many=f.metadata["many"],
                 valid=valid.get(f.name, lambda v: True),
+                expect=f.metadata["expect"],
             )
             for f in dataclasses.fields(cls)
         ]
@@ -121,9 +126,9 @@ class BreakdownView(View):
     page: ClassVar[str] = "breakdown"
     run: str | None = _param("bd_run")
     vs: str | None = _param("bd_vs")
-    by: str = _param("bd_by", "type")
+    by: str = _param("bd_by", "type", expect="a tag of this test set")
     metric: list[str] = _param("bd_metrics", many=True)  # empty: every metric
-    chart: str = _param("bd_chart", "heatmap")
+    chart: str = _param("bd_chart", "heatmap", expect="'heatmap' or 'bars'")
     bar: str | None = _param("bd_focus")
 
 
@@ -132,11 +137,13 @@ class CompareView(View):
     page: ClassVar[str] = "compare"
     base: str | None = _param("cmp_base", always=True)
     cand: str | None = _param("cmp_cand", always=True)
-    k: int = _param("cmp_k", DEFAULT_K, parse=int)
-    status: list[str] = _param("cmp_status", DEFAULT_STATUSES, many=True)
-    tag: str | None = _param("cmp_tag")
+    k: int = _param("cmp_k", DEFAULT_K, parse=int, expect=K_EXPECT)
+    status: list[str] = _param(
+        "cmp_status", DEFAULT_STATUSES, many=True, expect="one of regressed, mixed, improved, unchanged"
+    )
+    tag: str | None = _param("cmp_tag", expect="a tag:value of this test set")
     must_pass: bool = _param("cmp_must", False, parse=_flag)
-    answerable: str | None = _param("cmp_ans")
+    answerable: str | None = _param("cmp_ans", expect="'yes' or 'no'")
     heldout: bool = _param("cmp_held", False, parse=_flag)
     qid: str | None = _param("cmp_qid")
 
@@ -145,6 +152,6 @@ class CompareView(View):
 class QuestionView(View):
     page: ClassVar[str] = "question"
     qid: str | None = _param("q_qid")
-    k: int = _param("q_k", DEFAULT_K, parse=int)
+    k: int = _param("q_k", DEFAULT_K, parse=int, expect=K_EXPECT)
     heldout: bool = _param("q_held", False, parse=_flag)
     run: str | None = _param("q_run")

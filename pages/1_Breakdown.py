@@ -57,6 +57,14 @@ else:
     table = data.comparison_by_slice(frame.fkey, vs, run_id, 5, by, frame.key)
 all_metrics = list(dict.fromkeys(table["metric"].to_list()))
 if "bd_metrics" in st.session_state:
+    # A link naming a metric this run does not have (renamed since, or another run's) says so.
+    complain(
+        [
+            f"'metric={m}' in the link is not a metric of this run; it was ignored."
+            for m in st.session_state["bd_metrics"]
+            if m not in all_metrics and m in st.query_params.get_all("metric")
+        ]
+    )
     st.session_state["bd_metrics"] = [m for m in st.session_state["bd_metrics"] if m in all_metrics]
 st.session_state.setdefault("bd_metrics", all_metrics)
 metrics = st.multiselect("Metrics", all_metrics, key="bd_metrics")

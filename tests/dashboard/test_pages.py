@@ -367,3 +367,135 @@ def test_question_picker_hides_heldout_questions_until_asked(monkeypatch: pytest
     # A link may still open one (it says so on the page).
     at = open_page(monkeypatch, "pages/3_Question.py", qid=sorted(heldout)[0])
     assert "held-out question" in texts(at)
+
+
+def test_out_of_range_and_unknown_link_values_each_get_their_message_and_leave_the_url(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND, k="-5", status="bogus")
+    body = texts(at)
+    assert "'k=-5' in the link is not a whole number from 1 to 100" in body
+    assert "'status=bogus' in the link is not one of regressed, mixed, improved, unchanged" in body
+    assert "k" not in at.query_params and "status" not in at.query_params, "invalid values leave the URL"
+    at = open_page(monkeypatch, "pages/1_Breakdown.py", metric=["R@5", "old_name"])
+    assert "'metric=old_name' in the link is not a metric of this run; it was ignored." in texts(at)
+    assert at.query_params["metric"] in ("R@5", ["R@5"]), "the unknown metric left the URL"
+
+
+# ------------------------------------------------------------------ folders with several test sets
+
+
+def two_versions(runs_copy: Path) -> Path:
+    """The newest sample run re-pointed at a second version of the test set: one question reworded,
+    two relabeled, the rest unchanged."""
+    from evalcore.runs.testset import file_sha256
+
+    cases = [json.loads(x) for x in (runs_copy / "testset.jsonl").read_text().splitlines()]
+    cases[0]["question"] += " (reworded)"
+    for c in cases[1:3]:
+        c["relevant"] = {**c["relevant"], "extra-chunk": 1}
+    v2 = runs_copy / "testset-v2.jsonl"
+    v2.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    manifest = runs_copy / CAND / "run.json"
+    obj = json.loads(manifest.read_text())
+    obj["test_set"] = {"path": "../testset-v2.jsonl", "sha256": file_sha256(v2)}
+    manifest.write_text(json.dumps(obj))
+    return runs_copy
+
+
+def test_compare_across_two_versions_of_a_test_set_uses_the_unchanged_questions(
+    monkeypatch: pytest.MonkeyPatch, runs_copy: Path
+) -> None:
+    folder = two_versions(runs_copy)
+    lr = load_runs(folder)
+    from evalcore.runs.groups import group_runs
+
+    (group,) = group_runs(lr.runs.values(), folder)
+    assert len(group.versions) == 2 and CAND in group.run_ids, "two versions, one test set"
+    at = open_page(monkeypatch, "pages/2_Compare.py", folder=folder, base=BASE, cand=CAND)
+    body = texts(at)
+    assert "different test set" not in body
+    cmp = compare(lr.runs[BASE], lr.runs[CAND])
+    assert cmp.left_out == {"question text changed": 1, "labels changed": 2}
+    assert "3 question(s) left out: 1 question text changed, 2 labels changed" in body
+    assert at.dataframe[0].value["n"].max() == cmp.summary["n"].max()
+
+
+def test_each_page_works_within_one_test_set_of_a_mixed_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from helpers import RAGAS_EXPORTS, mixed_runs_folder
+
+    folder = mixed_runs_folder(tmp_path / "runs")
+    # An old-style link naming only the run: the page opens on that run's own test set.
+    for name, rows in RAGAS_EXPORTS.items():
+        at = open_page(monkeypatch, "pages/3_Question.py", folder=folder, qid="ragas-00001", run=name)
+        body = texts(at)
+        question, reference, _ = rows[0]
+        assert question in body and f"Reference answer:** {reference}" in body
+        assert f"{name} answer: {reference}" in body
+        others = [r[0][0] for n, r in RAGAS_EXPORTS.items() if n != name]
+        assert not any(o in body for o in others), "never another test set's question"
+        assert at.sidebar.selectbox[0].value in at.query_params["testset"]
+    # The picker lists the chosen test set's questions, the other test set is one click away.
+    at = open_page(monkeypatch, "pages/3_Question.py", folder=folder)
+    picker = at.selectbox(key="q_qid")
+    assert len(picker.options) == len(RAGAS_EXPORTS["hr-policies"])
+    at.sidebar.selectbox[0].select_index(0).run()
+    assert len(at.selectbox(key="q_qid").options) == len(RAGAS_EXPORTS["support-bot"])
+
+
+def test_an_imported_run_shows_what_it_has(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from helpers import mixed_runs_folder
+
+    folder = mixed_runs_folder(tmp_path / "runs")
+    at = open_page(monkeypatch, folder=folder)
+    table = at.dataframe[0].value
+    metrics = list(table["metric"])
+    # No labels and no judge output: the label metrics are left out, with a note why; the imported
+    # Ragas scores are first-class, marked as imported, and charted.
+    assert "R@5" not in metrics and "faithfulness" not in metrics
+    assert {"ext:faithfulness", "ext:answer_relevancy"} <= set(metrics)
+    assert set(table.set_index("metric").loc[["ext:faithfulness"], "source"]) == {"ragas (imported)"}
+    assert "Not applicable to this run, so not shown: R@5" in texts(at)
+    assert at.multiselect(key="home_trend").value == ["ext:answer_relevancy", "ext:faithfulness"]
+    assert at.get("plotly_chart"), "the imported scores are charted"
+
+
+def test_an_empty_or_missing_runs_folder_says_so_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "empty").mkdir()
+    at = open_page(monkeypatch, folder=tmp_path / "empty")
+    assert len(at.info) == 1 and "No run found in" in at.info[0].value and "--runs DIR" in at.info[0].value
+    assert not at.expander, "no problems box on top of the message"
+    at = open_page(monkeypatch, folder=tmp_path / "missing")
+    assert len(at.error) == 1 and "does not exist" in at.error[0].value
+
+
+def test_compare_puts_significant_regressions_first_and_never_shows_none(
+    monkeypatch: pytest.MonkeyPatch, runs
+) -> None:  # type: ignore[no-untyped-def]
+    at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND)
+    summary = at.dataframe[0].value
+    assert list(summary["sig"][:2]) == ["★ worse", "★ worse"]
+    assert list(summary["metric"][:2]) == ["abstention", "faithfulness"], "worst first"
+    assert "Significantly worse:** abstention -0.636 [-0.818, -0.455] (worse)" in texts(at)
+    questions = at.dataframe[1].value
+    assert list(questions.columns[:3]) == ["qid", "question", "status"]
+    assert not questions.astype(str).isin(["None", "nan"]).any().any()
+
+
+def test_a_compare_link_with_qid_selects_its_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND, qid="hv-004")
+    view = at.dataframe[1].value
+    selected = at.session_state["cmp_table"]["selection"]["rows"]
+    assert [view["qid"].iloc[i] for i in selected] == ["hv-004"]
+
+
+def test_overview_names_what_changed_in_the_latest_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = open_page(monkeypatch)
+    body = texts(at)
+    assert "Significantly worse:** abstention -0.636 [-0.818, -0.455] (worse)" in body
+    assert "Paired on the 146 question(s) both runs answered" in body
+    assert "Judge:** claude-opus-4-1 · prompt faithfulness-v3" in body

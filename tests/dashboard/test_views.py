@@ -30,8 +30,15 @@ def test_bad_link_values_fall_back_to_defaults_with_a_complaint() -> None:
         {"base": lambda v: v == "kept", "status": lambda v: v in ("regressed", "improved")},
     )
     assert view.k == 5 and view.status == ["regressed"] and view.base is None
-    assert any("'k=many'" in c and "not a valid value" in c for c in complaints)
-    assert any("'status=nonsense'" in c for c in complaints) and any("'base=gone'" in c for c in complaints)
+    # Each value gets its own message, saying what a valid one is.
+    assert "'k=many' in the link is not a whole number from 1 to 100; it was ignored." in complaints
+    assert (
+        "'status=nonsense' in the link is not one of regressed, mixed, improved, unchanged; it was ignored."
+        in complaints
+    )
+    assert "'base=gone' in the link does not exist in this runs folder; it was ignored." in complaints
+    _, complaints = CompareView.from_query_params({"k": ["-5"]}, {"k": lambda v: 1 <= v <= 100})
+    assert complaints == ["'k=-5' in the link is not a whole number from 1 to 100; it was ignored."]
 
 
 def test_other_pages_views_drop_their_defaults() -> None:
