@@ -184,7 +184,7 @@ def quotes_by_chunk(d: QuestionDetail) -> dict[str, list[str]]:
 
 
 def heatmap(
-    grid: Grid, *, colorscale: str, row_height: int, hover: str, colorbar: dict[str, Any] | None = None
+    grid: Grid, *, colorscale: Any, row_height: int, hover: str, colorbar: dict[str, Any] | None = None
 ) -> Any:
     """A slice × metric heatmap of a :class:`~dashboard.tables.Grid`, its labels escaped for plotly,
     each cell's text drawn in it, metric names on top."""
