@@ -39,9 +39,17 @@ def test_home_to_compare_pick_runs_select_a_regressed_question(page) -> None:  #
         page.wait_for_url("**qid=*", timeout=30_000)
         wait_rendered(page)
         assert page.get_by_text("Judge claims").count() == 2, "both runs' claim lists"
-        assert page.get_by_text("Retrieved chunks").count() == 2, "both runs' chunk lists"
         assert page.get_by_text("#1 ·").count() == 2, "both ranked lists, from rank 1"
         assert "base=" + BASE in page.url and "cand=" + CAND in page.url
+        # Selecting the row brought the side-by-side into view (not only its heading, at the bottom).
+        page.wait_for_timeout(1500)
+        heading = page.locator("#side-by-side")
+        top = heading.evaluate("e => e.getBoundingClientRect().top")
+        assert 0 <= top < 300, f"the side-by-side starts at the top of the window (top={top})"
+        # The two ranked lists line up: each rank's two cards start at the same height.
+        ones = page.get_by_text("#1 ·")
+        a, b = ones.nth(0).bounding_box(), ones.nth(1).bounding_box()
+        assert a and b and abs(a["y"] - b["y"]) < 2 and b["x"] > a["x"]
 
 
 def test_deep_link_on_a_freshly_started_server(page) -> None:  # type: ignore[no-untyped-def]
@@ -188,3 +196,26 @@ def test_every_page_renders_without_an_exception(page, path: str) -> None:  # ty
         page.goto(url + path)
         wait_rendered(page)
         assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_a_folder_of_two_unrelated_imported_test_sets(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Two Ragas exports imported into sibling folders: every Question page shows its own run's
+    question, reference and answer (never the other test set's under the same qid)."""
+    from helpers import RAGAS_EXPORTS, mixed_runs_folder
+
+    folder = mixed_runs_folder(tmp_path / "runs")
+    with dashboard(folder) as url:
+        for name, rows in RAGAS_EXPORTS.items():
+            page.goto(f"{url}/Question?qid=ragas-00001&run={name}")
+            wait_rendered(page)
+            question, reference, _ = rows[0]
+            assert page.get_by_role("heading", name=question).is_visible()
+            assert page.get_by_text(reference, exact=True).first.is_visible()
+            assert page.get_by_text(f"{name} answer: {reference}").is_visible()
+            for other, other_rows in RAGAS_EXPORTS.items():
+                if other != name:
+                    assert page.get_by_text(other_rows[0][0]).count() == 0
+        # The sidebar names both test sets; picking the other one lists its questions.
+        page.goto(f"{url}/Question")
+        wait_rendered(page)
+        assert page.get_by_text("Test set").first.is_visible()
