@@ -156,7 +156,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from evalcore.comparison import compare
+    from evalcore.comparison import compare, filter_questions
 
     base, cand = _load_one(args.baseline), _load_one(args.candidate)
     cmp = compare(
@@ -168,7 +168,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(
         f"baseline  {base.label} ({base.run_id})\ncandidate {cand.label} ({cand.run_id})\n"
-        f"{cmp.per_question.height} questions answered by both; paired randomization test, Holm-corrected"
+        f"on the {cmp.note}; paired randomization test, Holm-corrected"
     )
     summ = cmp.by_slice(args.by, permutations=args.permutations) if args.by else cmp.summary
     cols = ["slice"] if args.by else []
@@ -190,11 +190,25 @@ def cmd_compare(args: argparse.Namespace) -> int:
             "table",
         )
     )
+    # One rule with the dashboard: aggregates (the table above, these counts) include held-out
+    # questions; the list of questions to look at leaves them out unless asked (tuning on them overfits).
     counts = cmp.per_question.group_by("status").len().sort("status")
-    print("questions: " + ", ".join(f"{r['status']} {r['len']}" for r in counts.iter_rows(named=True)))
-    worst = cmp.per_question.filter(pl.col("status").is_in(["regressed", "mixed"])).head(args.top)
+    held = cmp.n_heldout
+    print(
+        "questions: "
+        + ", ".join(f"{r['status']} {r['len']}" for r in counts.iter_rows(named=True))
+        + (f" (all {cmp.per_question.height}, {held} of them held-out)" if held else "")
+    )
+    worst = filter_questions(cmp, status=["regressed", "mixed"], include_heldout=args.include_heldout).head(
+        args.top
+    )
     if worst.height:
-        print(f"\nmost regressed (top {worst.height}):")
+        hidden = (
+            ""
+            if args.include_heldout or not held
+            else "; held-out questions not listed: add --include-heldout"
+        )
+        print(f"\nmost regressed (top {worst.height}{hidden}):")
         print(
             _table(
                 worst.select(
@@ -310,6 +324,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--per-question", action="store_true", help="with --format json/csv: per-question rows")
     s.add_argument("--permutations", type=int, default=10_000)
     s.add_argument("--top", type=int, default=15, help="how many regressed questions to list")
+    s.add_argument(
+        "--include-heldout",
+        action="store_true",
+        help="list held-out questions among the most regressed too (the counts always include them)",
+    )
     s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser(

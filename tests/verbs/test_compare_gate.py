@@ -163,3 +163,22 @@ def test_metrics_command_by_tag_json(capsys) -> None:  # type: ignore[no-untyped
     rows = json.loads(capsys.readouterr().out)
     r5 = {r["slice"]: r["mean"] for r in rows if r["metric"] == "R@5"}
     assert r5["synthetic"] > r5["real"], "synthetic questions flatter keyword retrieval (the guide's warning)"
+
+
+def test_cli_compare_states_the_held_out_rule_the_dashboard_uses(capsys) -> None:  # type: ignore[no-untyped-def]
+    base, cand = SAMPLE / "2026-11-02-hybrid-rerank", SAMPLE / "2026-11-16-rerank-prompt-v2"
+    assert main(["compare", str(base), str(cand), "--top", "200", "--permutations", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "on the 146 question(s) both runs answered" in out
+    assert "(all 146, 26 of them held-out)" in out
+    assert "held-out questions not listed: add --include-heldout" in out
+    listed = [line for line in out.splitlines() if line.startswith("│ hv-")]
+    runs = load_runs(SAMPLE).runs
+    held = set(runs["2026-11-16-rerank-prompt-v2"].testset.cases.filter(pl.col("split") == "heldout")["qid"])
+    assert listed and not any(line.split()[1] in held for line in listed)
+    assert (
+        main(["compare", str(base), str(cand), "--top", "200", "--permutations", "200", "--include-heldout"])
+        == 0
+    )
+    listed = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith("│ hv-")]
+    assert held & set(listed), "asked for, the held-out regressions are listed too"
