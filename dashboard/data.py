@@ -53,7 +53,8 @@ def fingerprint(folder: Path) -> Key:
 @st.cache_resource(show_spinner="Loading runs…", max_entries=4)
 def _load(folder: str, _key: Key) -> LoadResult:
     # Every page scores what it loads: the compiled measures (about a second to load) load on a
-    # background thread while the run files are read.
+    # background thread while the run files are read — when they are compiled already. Right after
+    # an install they are not, and the first runs are scored in polars (evalcore.metrics._vector).
     preload()
     return load_runs(folder)
 
@@ -64,7 +65,7 @@ def load(folder: Path) -> tuple[LoadResult, Key]:
 
 
 @st.cache_resource(
-    show_spinner="Scoring… (the first time after an install also compiles the metrics kernel: about 10 s, once)",
+    show_spinner="Scoring…",
     max_entries=64,
 )
 def scores(folder: str, run_id: str, key: Key) -> pl.DataFrame:

@@ -33,6 +33,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         if missing:
             msg = "CI=true and these are missing, so their tests would be skipped: " + ", ".join(missing)
             raise pytest.UsageError(msg)
+    import evalcore.runs._scan  # noqa: F401 - loaded, so the tests of the compiled reader use it
     from evalcore.metrics.retrieval import kernel
 
     kernel()

@@ -29,6 +29,7 @@ from types import ModuleType
 import numpy as np
 import polars as pl
 
+from evalcore.metrics import _vector
 from evalcore.metrics.measures import Measure, parse_measures
 
 
@@ -72,13 +73,37 @@ def _compiled_before(source: Path) -> bool:
     return any((source.parent / "__pycache__").glob(f"{source.stem}.score_blocks-*.nbi"))
 
 
-def preload() -> None:
+COMPILE_AFTER = 30.0  # seconds after a first, compile-free scoring that the kernel compiles
+
+
+def kernel_at_hand() -> bool:
+    """Whether the kernel is loaded, or compiled on disk (numba's cache beside its source), so that
+    using it costs about a second rather than a compile. ``RAGTRIAGE_KERNEL=always`` says yes
+    regardless (the test suite pins the kernel path; ``tests/metrics/test_vector.py`` the other)."""
+    if _KERNEL_READY or os.environ.get("RAGTRIAGE_KERNEL") == "always":
+        return True
+    cache = Path(__file__).parent / "__pycache__"
+    return any(cache.glob("_kernel._trec_measure-*.nbi")) if cache.is_dir() else False
+
+
+def preload(*, compile_after: float | None = None) -> None:
     """Load the compiled kernel on a background thread while the caller reads files (which releases
-    the interpreter lock), so the first :func:`evaluate` does not wait for it."""
+    the interpreter lock), so the first :func:`evaluate` does not wait for it.
+
+    When the kernel is not compiled yet, nothing starts now (a compile beside a user's first page
+    view would slow it down; :func:`evaluate` scores in polars meanwhile); with ``compile_after``,
+    the compile starts that many seconds later, in the background, so later and larger runs get it."""
     with _PRELOAD_LOCK:
-        if not _KERNEL_READY and not _PRELOADING:
+        if _KERNEL_READY or _PRELOADING:
+            return
+        if kernel_at_hand():
             _PRELOADING.append(True)
             threading.Thread(target=kernel, name="evalcore-kernel", daemon=True).start()
+        elif compile_after is not None:
+            _PRELOADING.append(True)
+            timer = threading.Timer(compile_after, kernel)
+            timer.name, timer.daemon = "evalcore-kernel-compile", True
+            timer.start()
 
 
 _KERNEL_LOCK = threading.Lock()
@@ -154,11 +179,25 @@ def evaluate(
     >>> evaluate(run, qrels, ["R@3", "RR"]).to_dicts()
     [{'qid': 'q1', 'R@3': 1.0, 'RR': 0.5}]
     """
-    k = kernel()
     ms = _as_measures(measures)
     run_df = retrieved.lazy().select("qid", "chunk_id", pl.col("score").cast(pl.Float64)).collect()
     qrels_df = qrels.lazy().select("qid", "chunk_id", pl.col("rel").cast(pl.Int64)).collect()
     wanted = None if qids is None else pl.Series("qid", list(qids), dtype=pl.String).unique()
+    # The first use after an install: score in polars now, compile the kernel in the background. (A
+    # chunk listed twice goes to the kernel, which names it in its error.)
+    if (
+        not kernel_at_hand()
+        and _vector.supports(ms, run_df.height, limit)
+        and not run_df.select(pl.struct("qid", "chunk_id").is_duplicated().any()).item()
+    ):
+        preload(compile_after=COMPILE_AFTER)
+        targets = (
+            wanted
+            if wanted is not None
+            else run_df.select("qid").unique().join(qrels_df.select("qid").unique(), on="qid")["qid"]
+        )
+        return _vector.evaluate_vector(run_df, qrels_df, ms, targets)
+    k = kernel()
 
     # Each question's rows as one block (run files list them together; if not, they are gathered):
     # only each block's qid needs encoding, and blocks are the kernel's unit of work.

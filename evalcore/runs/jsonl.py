@@ -245,12 +245,34 @@ def cut_off(text: str) -> str | None:
     )
 
 
+# Loading the compiled scanner (numba, even from its disk cache) costs about 1.3 s once per process;
+# the line-by-line reader handles about 18 MB/s. Below this size, while the scanner is not loaded yet,
+# reading line by line is the faster way (a user's first dashboard view on a handful of small runs).
+SCAN_WORTH = 16 << 20
+
+
+def scan_worth_it(path: Path) -> bool:
+    """Whether to read ``path`` with the compiled scanner rather than line by line: it is loaded
+    already, or the file is big enough to pay for loading it. Both ways accept and refuse the same
+    files (``tests/runs/test_jsonl_fast.py``)."""
+    import sys
+
+    if "evalcore.runs._scan" in sys.modules:
+        return True
+    try:
+        return path.stat().st_size >= SCAN_WORTH
+    except OSError:
+        return True
+
+
 def read_plain(path: Path, *, no_null: Sequence[str] = ()) -> pl.DataFrame | None:
     """The whole file as one polars frame (a row per line, in order, every key a column), or None when
     the file is not plainly valid JSON Lines: a byte order mark, a blank line, a key twice in one
     object, an escaped key, ``null`` as the value of a key in ``no_null``, or anything polars refuses.
     Types are inferred from every line, so a value of an unexpected type shows in the column's type
     (the caller checks those)."""
+    if not scan_worth_it(path):
+        return None
     from evalcore.runs._scan import CLEAN, key_hash, scan_jsonl
 
     try:
@@ -311,6 +333,8 @@ def validate_plain(path: Path, model: type[M]) -> list[tuple[int, M]] | None:
     names each problem."""
     from pydantic import TypeAdapter
 
+    if not scan_worth_it(path):
+        return None
     from evalcore.runs._scan import CLEAN, scan_jsonl
 
     try:

@@ -37,6 +37,25 @@ def test_plainly_valid_files_take_the_fast_path_and_give_the_same_frames(
             assert fast[name].equals(slow[name]), (path, name)
 
 
+def test_small_files_are_read_line_by_line_until_the_scanner_is_loaded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A first view of a few small runs does not pay the second it takes to load the compiled
+    scanner: it reads them line by line, to the same frames."""
+    import sys
+
+    from evalcore.runs.jsonl import read_plain
+
+    path = sorted(SAMPLE.glob("*/results.jsonl"))[0]
+    fast = load._results_jsonl_fast(path)
+    monkeypatch.delitem(sys.modules, "evalcore.runs._scan")
+    assert read_plain(path) is None, "small and the scanner not loaded: line by line"
+    slow = load._read_results_jsonl(path, Problems())
+    assert fast is not None and slow is not None
+    assert all(fast[name].equals(slow[name]) for name in fast)
+    assert "evalcore.runs._scan" not in sys.modules, "and the scanner was not loaded for it"
+
+
 GOOD = {"qid": "q1", "retrieved": [{"chunk_id": "c1", "score": 1.0}], "answer": "x"}
 
 # A defect per line 2; the line-by-line reader must name it (line 2, field) whichever path ran first.
