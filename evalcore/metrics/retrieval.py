@@ -191,12 +191,12 @@ def evaluate(
         and not run_df.select(pl.struct("qid", "chunk_id").is_duplicated().any()).item()
     ):
         preload(compile_after=COMPILE_AFTER)
-        targets = (
+        asked = (
             wanted
             if wanted is not None
             else run_df.select("qid").unique().join(qrels_df.select("qid").unique(), on="qid")["qid"]
         )
-        return _vector.evaluate_vector(run_df, qrels_df, ms, targets)
+        return _vector.evaluate_vector(run_df, qrels_df, ms, asked)
     k = kernel()
 
     # Each question's rows as one block (run files list them together; if not, they are gathered):
