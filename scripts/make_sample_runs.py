@@ -73,8 +73,8 @@ def build_docs() -> list[Doc]:
     for name, storage, keep, price, devices, extras in kb.PLANS:
         dev = f"up to {devices} devices per seat" if devices else "an unlimited number of devices"
         plans.add(
-            f"The {name} plan includes {storage} of storage per seat and keeps snapshots for {keep} days "
-            f"(its retention period). It costs {price} per seat per month and covers {dev}. "
+            f"The {name} plan includes {kb.storage_phrase(storage)} and keeps snapshots for {keep} days "
+            f"(its retention period). {kb.price_sentence(price)} It covers {dev}. "
             f"It also comes with {extras}.",
             plan=name,
         )
@@ -122,7 +122,7 @@ def build_docs() -> list[Doc]:
         )
         for key, _, what, default, rng in settings:
             d.add(
-                f"The {key} setting controls {what}. Its default value is {default}; accepted values: {rng}.",
+                f"The {key} setting controls {what}. Its default value is {default}. {rng}",
                 key=key,
             )
         docs.append(d)
@@ -150,9 +150,10 @@ def build_docs() -> list[Doc]:
     docs.append(tg)
     for name, needs, limit in kb.TARGETS:
         d = Doc("integrations/" + name.lower().replace(" ", "-"), name, "integrations")
-        d.add(f"To use {name} as a target you need {needs}. Note that {limit}.", target=name)
+        d.add(f"To use {kb.a_target(name)} as a target you need {needs}. Note that {limit}.", target=name)
         d.add(
-            f"After adding {name} in the web console, run a test backup: the console shows the write and list "
+            f"After adding {kb.a_target(name)} in the web console, run a test backup: the console shows the "
+            "write and list "
             "checks it made, and the target becomes available to every device in the vault."
         )
         docs.append(d)
@@ -313,21 +314,21 @@ def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
         add(
             f"How much space do we get per person on the {name} tier?",
             {c.chunk_id: 2},
-            f"{storage} per seat.",
+            f"{kb.storage_phrase(storage)[0].upper()}{kb.storage_phrase(storage)[1:]}.",
             "lookup",
             "billing",
             "real",
-            [(c.chunk_id, f"includes {storage} of storage")],
+            [(c.chunk_id, f"includes {kb.storage_phrase(storage)}")],
             plan=name,
         )
         add(
             f"What does {name} cost per seat?",
             {c.chunk_id: 2, "billing/plans#01": 1},
-            f"{price} per seat per month.",
+            kb.price_answer(price),
             "lookup",
             "billing",
             "real",
-            [(c.chunk_id, f"costs {price} per seat")],
+            [(c.chunk_id, kb.price_sentence(price).rstrip("."))],
             plan=name,
         )
     for a, b in [
@@ -342,7 +343,7 @@ def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
         add(
             f"Which keeps backups longer, {a} or {b}, and by how much?",
             {ca.chunk_id: 2, cb.chunk_id: 2},
-            f"{b}: {pb[2]} days against {pa[2]} days on {a}.",
+            f"{b}, by {pb[2] - pa[2]} days: {pb[2]} days against {pa[2]} on {a}.",
             "comparison",
             "billing",
             "real",
@@ -354,11 +355,14 @@ def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
         add(
             f"Compare the storage per seat of the {a} plan and the {b} plan.",
             {ca.chunk_id: 2, cb.chunk_id: 2},
-            f"{a} includes {pa[1]} per seat; {b} includes {pb[1]}.",
+            f"{a} includes {kb.storage_phrase(pa[1])}; {b} includes {kb.storage_phrase(pb[1])}.",
             "comparison",
             "billing",
             "synthetic",
-            [(ca.chunk_id, f"includes {pa[1]} of storage"), (cb.chunk_id, f"includes {pb[1]} of storage")],
+            [
+                (ca.chunk_id, f"includes {kb.storage_phrase(pa[1])}"),
+                (cb.chunk_id, f"includes {kb.storage_phrase(pb[1])}"),
+            ],
         )
 
     for code, _where, meaning, fix in kb.ERRORS:
@@ -387,20 +391,20 @@ def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
         add(
             f"What is the default value of {key}?",
             {c.chunk_id: 2},
-            f"{default}.",
+            f"The default is {default}.",
             "identifier",
             c.doc_id.split("/")[0] if False else topic_of(c.doc_id),
             "synthetic",
             [(c.chunk_id, f"Its default value is {default}")],
         )
         add(
-            f"What values does the {key} setting accept?",
+            f"What else can the {key} setting be set to?",
             {c.chunk_id: 2},
-            f"{_rng[0].upper() + _rng[1:]}.",
+            _rng,
             "identifier",
             topic_of(c.doc_id),
             "synthetic",
-            [(c.chunk_id, f"accepted values: {_rng}")],
+            [(c.chunk_id, _rng.rstrip("."))],
         )
         add(
             f"Which setting controls {what}?",
@@ -436,7 +440,7 @@ def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
     for name, needs, limit in kb.TARGETS:
         c = by_fact[("target", name)]
         add(
-            f"What do I need to set up {name} as a backup target?",
+            f"What do I need to set up {kb.a_target(name)} as a backup target?",
             {c.chunk_id: 2},
             f"You need {needs}.",
             "lookup",
@@ -445,7 +449,7 @@ def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
             [(c.chunk_id, f"you need {needs}")],
         )
         add(
-            f"Are there limitations when using {name}?",
+            f"Are there limitations when using {kb.a_target(name)}?",
             {c.chunk_id: 2, "integrations/targets#01": 1},
             f"Yes: {limit}.",
             "lookup",

@@ -8,6 +8,30 @@ from __future__ import annotations
 
 PRODUCT = "Harbor Vault"
 
+
+def storage_phrase(storage: str) -> str:
+    """'1 TB of storage per seat', or 'unlimited storage'."""
+    return "unlimited storage" if storage == "unlimited" else f"{storage} of storage per seat"
+
+
+def a_target(name: str) -> str:
+    """A storage target's name as a sentence uses it: 'an SFTP server', 'a local NAS', 'Amazon S3'."""
+    return {"SFTP server": "an SFTP server", "Local NAS": "a local NAS"}.get(name, name)
+
+
+def price_sentence(price: str) -> str:
+    """'It costs $12 per seat per month.', or how custom pricing works."""
+    if price == "custom pricing":
+        return "Its price per seat is agreed in each contract (custom pricing)."
+    return f"It costs {price} per seat per month."
+
+
+def price_answer(price: str) -> str:
+    if price == "custom pricing":
+        return "Custom pricing: the price per seat is agreed in each contract."
+    return f"{price} per seat per month."
+
+
 PLANS = [
     # name, storage, retention days, price per seat, devices, extras
     ("Starter", "100 GB", 30, "$6", 3, "email support during business hours"),
@@ -15,7 +39,7 @@ PLANS = [
     ("Business", "5 TB", 180, "$21", 50, "audit logs and priority support"),
     (
         "Enterprise",
-        "unlimited storage",
+        "unlimited",
         365,
         "custom pricing",
         None,
@@ -100,86 +124,98 @@ ERRORS = [
 ]
 
 SETTINGS = [
-    # key, doc, what, default, range or note
+    # key, doc, what, default, what else it accepts (a sentence of the documentation)
     (
         "snapshot_interval",
         "scheduling",
         "how often the agent takes a snapshot",
-        "every 4 hours",
-        "from 15 minutes to 24 hours",
+        "4 hours",
+        "It accepts intervals from 15 minutes to 24 hours.",
     ),
     (
         "backup_window",
         "scheduling",
         "the hours in which scheduled backups may start",
         "00:00-06:00 local time",
-        "any range of at least one hour",
+        "It accepts any range of at least one hour.",
     ),
     (
         "missed_run_policy",
         "scheduling",
         "what happens when a scheduled snapshot is missed",
-        "run at the next start of the agent",
-        "or skip until the next slot",
+        "run_next_start (the missed snapshot runs when the agent next starts)",
+        "It can also be skip, which waits for the next slot.",
     ),
     (
         "compression_level",
         "performance",
         "the zstd compression level applied to chunks",
         "3",
-        "from 1 (fastest) to 19 (smallest)",
+        "It accepts levels from 1 (fastest) to 19 (smallest).",
     ),
     (
         "bandwidth_limit",
         "performance",
         "the upload bandwidth cap per agent",
         "unlimited",
-        "set in Mbit/s, minimum 1",
+        "It takes a number of Mbit/s, at least 1.",
     ),
-    ("parallel_uploads", "performance", "how many chunks upload at the same time", "4", "from 1 to 32"),
+    (
+        "parallel_uploads",
+        "performance",
+        "how many chunks upload at the same time",
+        "4",
+        "It accepts 1 to 32.",
+    ),
     (
         "dedup_block_size",
         "performance",
         "the average size of deduplication blocks",
         "1 MiB",
-        "256 KiB, 1 MiB or 4 MiB",
+        "It accepts 256 KiB, 1 MiB or 4 MiB.",
     ),
     (
         "encryption_cipher",
         "security",
         "the cipher used to encrypt chunks at rest",
         "AES-256-GCM",
-        "or ChaCha20-Poly1305 on hosts without AES instructions",
+        "It can also be ChaCha20-Poly1305, for hosts without AES instructions.",
     ),
     (
         "key_rotation_days",
         "security",
         "how often the vault data key is rotated",
         "180 days",
-        "from 30 to 365 days",
+        "It accepts 30 to 365 days.",
     ),
     (
         "ip_allowlist",
         "security",
         "the networks that may reach the vault API",
-        "empty, which allows every network",
-        "a list of CIDR ranges",
+        "an empty list, which allows every network",
+        "It takes a list of CIDR ranges.",
     ),
     (
         "restore_verify",
         "restore",
         "whether restored files are checked against their recorded hashes",
         "on",
-        "turning it off makes restores about 15% faster",
+        "It can be on or off; turning it off makes restores about 15% faster.",
     ),
     (
         "restore_conflict",
         "restore",
         "what a restore does when a file already exists at the target",
-        "keep both, renaming the restored copy",
-        "or overwrite, or skip",
+        "keep_both (the restored copy is renamed)",
+        "It can also be overwrite (the existing file is replaced) or skip (the existing file is kept).",
     ),
-    ("restore_throttle", "restore", "the download bandwidth cap for restores", "unlimited", "set in Mbit/s"),
+    (
+        "restore_throttle",
+        "restore",
+        "the download bandwidth cap for restores",
+        "unlimited",
+        "It takes a number of Mbit/s.",
+    ),
 ]
 
 CLI = [

@@ -47,7 +47,7 @@ def test_evaluate_takes_the_polars_path_until_the_kernel_is_at_hand(monkeypatch:
     real = _vector.evaluate_vector
     monkeypatch.setattr(_vector, "evaluate_vector", lambda *a: used.append(1) or real(*a))
     monkeypatch.setattr(retrieval, "kernel_at_hand", lambda: False)
-    monkeypatch.setattr(retrieval, "preload", lambda: None)
+    monkeypatch.setattr(retrieval, "preload", lambda **kw: None)
     fresh = evaluate(run, qrels, list(DEFAULT_MEASURES))
     assert used == [1], "no compile on first use: polars scored it"
     monkeypatch.setattr(retrieval, "kernel_at_hand", lambda: True)
