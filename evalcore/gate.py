@@ -222,8 +222,9 @@ def markdown_report(res: GateResult) -> str:
         f"## RAG eval gate: {'✅ passed' if res.passed else '❌ failed'}",
         "",
         f"Baseline **{cmp.baseline.label}** (`{cmp.baseline.run_id}`) → candidate **{cmp.candidate.label}** "
-        f"(`{cmp.candidate.run_id}`), test set `{cmp.baseline.testset.version}`, "
-        f"{cmp.per_question.height} questions answered by both.",
+        f"(`{cmp.candidate.run_id}`), test set `{cmp.baseline.testset.version}`"
+        + (f" → `{cmp.candidate.testset.version}`" if cmp.left_out else "")
+        + f", on the {cmp.note}.",
         "",
         "| metric | baseline | candidate | Δ (95% CI) | p (Holm) | tolerance | result |",
         "|---|---:|---:|---:|---:|---:|---|",

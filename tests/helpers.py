@@ -179,3 +179,23 @@ def mixed_runs_folder(folder: Path) -> Path:
     for name, path in exports.items():
         assert main(["import", "ragas", str(path), "--out", str(folder / name), "--run-id", name]) == 0
     return folder
+
+
+def two_testset_versions(runs: Path, run_id: str) -> Path:
+    """A copy of sample_runs/ whose run ``run_id`` answered a second version of the test set: one
+    question reworded, two relabeled, the rest unchanged."""
+    import json
+
+    from evalcore.runs.testset import file_sha256
+
+    cases = [json.loads(x) for x in (runs / "testset.jsonl").read_text().splitlines()]
+    cases[0]["question"] += " (reworded)"
+    for c in cases[1:3]:
+        c["relevant"] = {**c["relevant"], "extra-chunk": 1}
+    v2 = runs / "testset-v2.jsonl"
+    v2.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    manifest = runs / run_id / "run.json"
+    obj = json.loads(manifest.read_text())
+    obj["test_set"] = {"path": "../testset-v2.jsonl", "sha256": file_sha256(v2)}
+    manifest.write_text(json.dumps(obj))
+    return runs

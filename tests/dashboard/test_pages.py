@@ -385,28 +385,12 @@ def test_out_of_range_and_unknown_link_values_each_get_their_message_and_leave_t
 # ------------------------------------------------------------------ folders with several test sets
 
 
-def two_versions(runs_copy: Path) -> Path:
-    """The newest sample run re-pointed at a second version of the test set: one question reworded,
-    two relabeled, the rest unchanged."""
-    from evalcore.runs.testset import file_sha256
-
-    cases = [json.loads(x) for x in (runs_copy / "testset.jsonl").read_text().splitlines()]
-    cases[0]["question"] += " (reworded)"
-    for c in cases[1:3]:
-        c["relevant"] = {**c["relevant"], "extra-chunk": 1}
-    v2 = runs_copy / "testset-v2.jsonl"
-    v2.write_text("".join(json.dumps(c) + "\n" for c in cases))
-    manifest = runs_copy / CAND / "run.json"
-    obj = json.loads(manifest.read_text())
-    obj["test_set"] = {"path": "../testset-v2.jsonl", "sha256": file_sha256(v2)}
-    manifest.write_text(json.dumps(obj))
-    return runs_copy
-
-
 def test_compare_across_two_versions_of_a_test_set_uses_the_unchanged_questions(
     monkeypatch: pytest.MonkeyPatch, runs_copy: Path
 ) -> None:
-    folder = two_versions(runs_copy)
+    from helpers import two_testset_versions
+
+    folder = two_testset_versions(runs_copy, CAND)
     lr = load_runs(folder)
     from evalcore.runs.groups import group_runs
 

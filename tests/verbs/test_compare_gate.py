@@ -182,3 +182,16 @@ def test_cli_compare_states_the_held_out_rule_the_dashboard_uses(capsys) -> None
     )
     listed = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith("│ hv-")]
     assert held & set(listed), "asked for, the held-out regressions are listed too"
+
+
+def test_the_gate_across_two_test_set_versions_says_what_it_left_out(runs_copy: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from helpers import two_testset_versions
+
+    base, cand = "2026-11-02-hybrid-rerank", "2026-11-16-rerank-prompt-v2"
+    folder = two_testset_versions(runs_copy, cand)
+    main(
+        ["gate", "--baseline", str(folder / base), "--candidate", str(folder / cand), "--permutations", "200"]
+    )
+    out = capsys.readouterr().out
+    assert "on the 143 question(s) both runs answered in both test set versions" in out
+    assert "3 question(s) left out: 1 question text changed, 2 labels changed" in out
