@@ -55,6 +55,8 @@ else:
         st.error(problem[0].upper() + problem[1:] + ".")
         st.stop()
     table = data.comparison_by_slice(frame.fkey, vs, run_id, 5, by, frame.key)
+# Metrics that apply to no question of the run (label metrics on an unlabeled import) are left out.
+table, not_applicable = tables.present(table)
 all_metrics = list(dict.fromkeys(table["metric"].to_list()))
 if "bd_metrics" in st.session_state:
     # A link naming a metric this run does not have (renamed since, or another run's) says so.
@@ -68,6 +70,11 @@ if "bd_metrics" in st.session_state:
     st.session_state["bd_metrics"] = [m for m in st.session_state["bd_metrics"] if m in all_metrics]
 st.session_state.setdefault("bd_metrics", all_metrics)
 metrics = st.multiselect("Metrics", all_metrics, key="bd_metrics")
+if not_applicable:
+    st.caption(
+        f"Not applicable to this run, so not offered: {md_escape(', '.join(not_applicable))} (no question of it "
+        "has what they need)."
+    )
 bars_shown = st.session_state.get("bd_chart") == "bars"
 BreakdownView.from_state(
     metric=metrics if metrics != all_metrics else [],

@@ -483,3 +483,56 @@ def test_overview_names_what_changed_in_the_latest_run(monkeypatch: pytest.Monke
     assert "Significantly worse:** abstention -0.636 [-0.818, -0.455] (worse)" in body
     assert "Paired on the 146 question(s) both runs answered" in body
     assert "Judge:** claude-opus-4-1 · prompt faithfulness-v3" in body
+
+
+def test_breakdown_offers_only_what_an_imported_run_has(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from helpers import mixed_runs_folder
+
+    folder = mixed_runs_folder(tmp_path / "runs")
+    at = open_page(monkeypatch, "pages/1_Breakdown.py", folder=folder)
+    offered = at.multiselect(key="bd_metrics").options
+    assert "ext:faithfulness" in offered and "R@5" not in offered
+    assert "Not applicable to this run, so not offered: R@5" in texts(at)
+
+
+def test_question_page_starts_on_the_most_regressed_questions(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
+    at = open_page(monkeypatch, "pages/3_Question.py")
+    assert "Regressed most in the latest run" in texts(at)
+    start = at.dataframe[0].value
+    cmp = compare(runs[BASE], runs[CAND])
+    expected = cmp.per_question.filter(
+        pl.col("status").is_in(["regressed", "mixed"]) & (pl.col("split") != "heldout")
+    )["qid"].head(10)
+    assert list(start["qid"]) == expected.to_list()
+    assert list(start.columns[:2]) == ["qid", "question"]
+
+
+def test_a_trec_query_shows_its_top_k_and_the_rest_on_request(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from evalcore.cli import main
+    from helpers import write_trec
+
+    qp, rp = write_trec(tmp_path)
+    assert (
+        main(["import", "trec", "--qrels", str(qp), "--run", str(rp), "--out", str(tmp_path / "runs")]) == 0
+    )
+    runs = load_runs(tmp_path / "runs").runs
+    (run,) = runs.values()
+    depth = run.retrieved.group_by("qid").len().sort("len", descending=True)
+    qid, n = depth.row(0)
+    assert n > 10
+    at = open_page(monkeypatch, "pages/3_Question.py", folder=tmp_path / "runs", qid=qid, k="3")
+    cards = [m.value for m in at.markdown if m.value.startswith("**#")]
+    assert len(cards) == 3, "only the top k are drawn"
+    toggle = at.toggle(key="q_more")
+    assert f"Show the {n - 3} chunk(s) below the top 3" in toggle.label
+    toggle.set_value(True).run()
+    cards = [m.value for m in at.markdown if m.value.startswith("**#")]
+    assert len(cards) == n
+    # A TREC run carries no answer: its answer-side rates are not applicable (not 0.000).
+    at = open_page(monkeypatch, folder=tmp_path / "runs")
+    metrics = list(at.dataframe[0].value["metric"])
+    assert "false_refusal" not in metrics and "no_answer" not in metrics and "R@5" in metrics
