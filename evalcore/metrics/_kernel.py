@@ -575,9 +575,13 @@ def scan_text(buf: np.ndarray) -> tuple[int, bool]:
 
 
 def warm_up() -> None:
-    """Load the compiled code (numba's cache, or a compile on the first run after an install)."""
+    """Load the compiled code (numba's cache, or a compile on the first run after an install), for
+    every signature real use meets (numba compiles read-only and writable arrays apart: evaluate()
+    passes writable ones to score_blocks; nearly_ranked sees a score column straight from polars)."""
     one = np.zeros(1, np.int64)
     code = np.zeros(1, np.uint32)  # chunk codes come as polars' categorical codes
+    frozen = np.zeros(1)
+    frozen.setflags(write=False)
     score_blocks(
         one,
         one + 1,
@@ -595,6 +599,7 @@ def warm_up() -> None:
         np.zeros(1),
         0,
     )
+    for score in (np.zeros(1), frozen):
+        nearly_ranked(one, one + 1, score, MAX_TIE)
     first_repeat(one, one + 1, code, 1)
-    nearly_ranked(one, one + 1, np.zeros(1), MAX_TIE)
     scan_text(np.zeros(1, np.uint8))

@@ -17,6 +17,7 @@ Output: one row per question, one Float64 column per measure named by its canoni
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
@@ -65,15 +66,26 @@ def kernel() -> ModuleType:
                 )
             _kernel.warm_up()
             _KERNEL_READY.append(True)
+            # Every function of the kernel is in numba's cache now: say so, for other processes.
+            with contextlib.suppress(OSError):
+                _ready_mark(Path(_kernel.__file__)).touch()
         return _kernel
 
 
+def _ready_mark(source: Path) -> Path:
+    return source.parent / "__pycache__" / f"{source.stem}.warm"
+
+
 def _compiled_before(source: Path) -> bool:
-    """Has numba cached a build of the kernel (next to its source, where it caches by default)?"""
-    return any((source.parent / "__pycache__").glob(f"{source.stem}.score_blocks-*.nbi"))
+    """Has numba cached a whole build of the kernel (next to its source, where it caches by default)?
+    The mark is written after the last function is compiled, so a build still in progress in another
+    process does not count."""
+    return _ready_mark(source).exists() and any(
+        (source.parent / "__pycache__").glob(f"{source.stem}.score_blocks-*.nbi")
+    )
 
 
-COMPILE_AFTER = 30.0  # seconds after a first, compile-free scoring that the kernel compiles
+COMPILE_AFTER = 10.0  # seconds after a first, compile-free scoring that the kernel compiles (elsewhere)
 
 
 def kernel_at_hand() -> bool:
@@ -82,8 +94,28 @@ def kernel_at_hand() -> bool:
     regardless (the test suite pins the kernel path; ``tests/metrics/test_vector.py`` the other)."""
     if _KERNEL_READY or os.environ.get("RAGTRIAGE_KERNEL") == "always":
         return True
-    cache = Path(__file__).parent / "__pycache__"
-    return any(cache.glob("_kernel._trec_measure-*.nbi")) if cache.is_dir() else False
+    return _compiled_before(Path(__file__).with_name("_kernel.py"))  # not imported: that loads numba
+
+
+def _compile_elsewhere() -> None:
+    """Compile the kernel in a low-priority child process: numba caches the build on disk, and this
+    process loads it from there on its next scoring — no compile holding this interpreter's lock
+    while a user clicks through the dashboard."""
+    import subprocess
+    import sys
+
+    def lower_priority() -> None:
+        if hasattr(os, "nice"):
+            os.nice(15)
+
+    subprocess.Popen(
+        [sys.executable, "-c", "from evalcore.metrics.retrieval import kernel; kernel()"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=lower_priority,
+        start_new_session=True,
+    )
 
 
 def preload(*, compile_after: float | None = None) -> None:
@@ -92,7 +124,8 @@ def preload(*, compile_after: float | None = None) -> None:
 
     When the kernel is not compiled yet, nothing starts now (a compile beside a user's first page
     view would slow it down; :func:`evaluate` scores in polars meanwhile); with ``compile_after``,
-    the compile starts that many seconds later, in the background, so later and larger runs get it."""
+    a low-priority child process compiles it that many seconds later, so later and larger runs get
+    it."""
     with _PRELOAD_LOCK:
         if _KERNEL_READY or _PRELOADING:
             return
@@ -101,7 +134,7 @@ def preload(*, compile_after: float | None = None) -> None:
             threading.Thread(target=kernel, name="evalcore-kernel", daemon=True).start()
         elif compile_after is not None:
             _PRELOADING.append(True)
-            timer = threading.Timer(compile_after, kernel)
+            timer = threading.Timer(compile_after, _compile_elsewhere)
             timer.name, timer.daemon = "evalcore-kernel-compile", True
             timer.start()
 
@@ -210,6 +243,10 @@ def evaluate(
     extra = [] if wanted is None else [wanted]
     (bq, lq, *wq), _, qnames = _codes(run_q, lab_q, *extra)
     (c, lc), rank, cnames = _codes(run_df["chunk_id"], qrels_df["chunk_id"])
+    # numba compiles read-only and writable arrays apart, and a column from polars may be either: the
+    # arrays go to the kernel writable (copied only where one is read-only), the signatures its
+    # warm-up compiled, so a kernel compiled in another process is never compiled again here.
+    c, lc = np.require(c, requirements="W"), np.require(lc, requirements="W")
 
     n_q = qnames.len()
     bq = bq.astype(np.int64)
@@ -241,11 +278,11 @@ def evaluate(
         bq[pick],
         c,
         rank,
-        score,
+        np.require(score, requirements="W"),
         qstart,
         qend,
         lc,
-        qrels_df["rel"].to_numpy(),
+        np.require(qrels_df["rel"].to_numpy(), requirements="W"),
         kind,
         cut,
         lvl,
