@@ -25,9 +25,11 @@ __all__ = [
     "compare_questions",
     "compare_summary",
     "delta_grid",
+    "delta_table",
     "describe_moves",
     "filter_questions",
     "headline",
+    "history_table",
     "judge_text",
     "mean_grid",
     "metric_source",
@@ -37,6 +39,7 @@ __all__ = [
     "question_history",
     "question_metrics",
     "question_options",
+    "shown",
     "significant_moves",
     "trend_series",
     "with_sources",
@@ -156,31 +159,35 @@ def compare_summary(cmp: Comparison) -> pl.DataFrame:
         .otherwise(3)
     )
     return (
-        cmp.summary.with_columns(
-            sig=pl.when(significant & (pl.col("better") < 0))
-            .then(pl.lit("★ worse"))
-            .when(significant & (pl.col("better") > 0))
-            .then(pl.lit("★ better"))
-            .when(significant)
-            .then(pl.lit("★ moved"))
-            .otherwise(pl.lit("")),
-            _order=order,
+        (
+            cmp.summary.with_columns(
+                sig=pl.when(significant & (pl.col("better") < 0))
+                .then(pl.lit("★ worse"))
+                .when(significant & (pl.col("better") > 0))
+                .then(pl.lit("★ better"))
+                .when(significant)
+                .then(pl.lit("★ moved"))
+                .otherwise(pl.lit("")),
+                _order=order,
+            )
+            .with_row_index("_pos")
+            .sort("_order", pl.col("better").fill_null(0.0), "_pos")
         )
-        .with_row_index("_pos")
-        .sort("_order", pl.col("better").fill_null(0.0), "_pos")
-    ).select(
-        "metric",
-        "sig",
-        "n",
-        "baseline",
-        "candidate",
-        "delta",
-        "ci_low",
-        "ci_high",
-        "p_holm",
-        "improved",
-        "regressed",
-        "direction",
+        .pipe(shown, {"improved": "d", "regressed": "d"})
+        .select(
+            "metric",
+            "sig",
+            "n",
+            "baseline",
+            "candidate",
+            "delta",
+            "ci_low",
+            "ci_high",
+            "p_holm",
+            "improved",
+            "regressed",
+            "direction",
+        )
     )
 
 
@@ -270,10 +277,24 @@ def judge_text(run: Run) -> str | None:
     return " · ".join(p for p in parts if p) or None
 
 
+NA = "–"  # what a table shows where a value does not apply (never "None")
+
+
+def _text(col: str, fmt: str) -> pl.Expr:
+    """A column as the table shows it: each value formatted, '–' where there is none."""
+    return pl.col(col).map_elements(lambda v: format(v, fmt), return_dtype=pl.String).fill_null(NA).alias(col)
+
+
 def _delta_text(col: str) -> pl.Expr:
     """A delta as the table shows it: signed to 3 places, or '–' where the metric does not apply to
-    the question in one of the runs (never 'None')."""
-    return pl.col(col).map_elements(lambda v: f"{v:+.3f}", return_dtype=pl.String).fill_null("–")
+    the question in one of the runs."""
+    return _text(col, "+.3f")
+
+
+def shown(df: pl.DataFrame, formats: dict[str, str]) -> pl.DataFrame:
+    """``df`` with the columns in ``formats`` as text ('.3f', '+.3f', 'd', ...), '–' for missing
+    values: for tables where a blank would read as 'None'."""
+    return df.with_columns([_text(c, f) for c, f in formats.items() if c in df.columns])
 
 
 def compare_questions(cmp: Comparison, table: pl.DataFrame) -> pl.DataFrame:
@@ -297,15 +318,24 @@ def compare_questions(cmp: Comparison, table: pl.DataFrame) -> pl.DataFrame:
 
 
 def question_metrics(cmp: Comparison, row: dict[str, Any]) -> pl.DataFrame:
-    """One question's metrics in both runs and the delta, a row per metric."""
-    return pl.DataFrame(
-        {
-            "metric": list(cmp.metrics),
-            "baseline": [row[f"{m}_base"] for m in cmp.metrics],
-            "candidate": [row[f"{m}_cand"] for m in cmp.metrics],
-            "delta": [row[f"{m}_delta"] for m in cmp.metrics],
-        },
-        schema={"metric": pl.String, "baseline": pl.Float64, "candidate": pl.Float64, "delta": pl.Float64},
+    """One question's metrics in both runs and the delta, a row per metric ('–' where one does not
+    apply)."""
+    return shown(
+        pl.DataFrame(
+            {
+                "metric": list(cmp.metrics),
+                "baseline": [row[f"{m}_base"] for m in cmp.metrics],
+                "candidate": [row[f"{m}_cand"] for m in cmp.metrics],
+                "delta": [row[f"{m}_delta"] for m in cmp.metrics],
+            },
+            schema={
+                "metric": pl.String,
+                "baseline": pl.Float64,
+                "candidate": pl.Float64,
+                "delta": pl.Float64,
+            },
+        ),
+        {"baseline": ".3f", "candidate": ".3f", "delta": "+.3f"},
     )
 
 
@@ -358,6 +388,17 @@ def question_history(history: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     return kept, charted
 
 
+def history_table(history: pl.DataFrame) -> pl.DataFrame:
+    """The across-runs table as shown: each metric to 3 places (counts whole), '–' where it does not
+    apply in a run."""
+    formats = {
+        c: ("d" if dtype.is_integer() else ".3f")
+        for c, dtype in history.schema.items()
+        if c not in ("run_id", "label", "created") and dtype.is_numeric()
+    }
+    return shown(history, formats)
+
+
 def case_row(cases: pl.DataFrame, qid: str) -> dict[str, Any]:
     """One test case as a dict (the caller knows the qid exists)."""
     return cases.filter(pl.col("qid") == qid).row(0, named=True)
@@ -379,7 +420,7 @@ def manifest_row(run: Run) -> dict[str, Any]:
         "created": run.manifest.created.isoformat(),
         "test_set": run.testset.version,
         "questions": run.results.height,
-        "judge": judge_text(run),
+        "judge": judge_text(run) or NA,
     }
     for key, value in run.manifest.system.items():
         flat[f"system.{key}"] = value if isinstance(value, str | int | float | bool) else json.dumps(value)
@@ -389,6 +430,42 @@ def manifest_row(run: Run) -> dict[str, Any]:
 def only_metrics(table: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
     """The rows of a per-slice table for these metrics."""
     return table.filter(pl.col("metric").is_in(metrics))
+
+
+def delta_table(table: pl.DataFrame) -> pl.DataFrame:
+    """Breakdown's per-slice delta table as a reader reads it: the cells where a metric applies, the
+    significance in words, counts '–' for a metric with no better direction."""
+    significant = pl.col("p_holm") < SIGNIFICANT
+    return (
+        applicable(table)
+        .sort("slice", maintain_order=True)
+        .with_columns(
+            sig=pl.when(significant & (pl.col("better") < 0))
+            .then(pl.lit("★ worse"))
+            .when(significant & (pl.col("better") > 0))
+            .then(pl.lit("★ better"))
+            .when(significant)
+            .then(pl.lit("★ moved"))
+            .otherwise(pl.lit("")),
+        )
+        .pipe(shown, {"improved": "d", "regressed": "d"})
+        .select(
+            "slice",
+            "metric",
+            "n",
+            "baseline",
+            "candidate",
+            "delta",
+            "ci_low",
+            "ci_high",
+            "p_holm",
+            "sig",
+            "improved",
+            "regressed",
+            "small",
+            "direction",
+        )
+    )
 
 
 def applicable(table: pl.DataFrame) -> pl.DataFrame:

@@ -178,10 +178,14 @@ else:
     )
     st.plotly_chart(fig, key="bd_delta_heat")
     st.dataframe(
-        tables.applicable(table).sort("slice", maintain_order=True),
+        tables.delta_table(table),
         hide_index=True,
         column_config={
-            c: st.column_config.NumberColumn(format="%.3f")
-            for c in ("baseline", "candidate", "delta", "ci_low", "ci_high", "p", "p_holm")
+            **{
+                c: st.column_config.NumberColumn(format="%.3f")
+                for c in ("baseline", "candidate", "delta", "ci_low", "ci_high")
+            },
+            "p_holm": st.column_config.NumberColumn("p (Holm)", format="%.4f"),
+            "sig": st.column_config.TextColumn("significant"),
         },
     )

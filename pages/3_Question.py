@@ -141,7 +141,7 @@ if metrics:
         xaxis={"type": "category", "title": "run (oldest first)"},
     )
     st.plotly_chart(fig, key="q_chart")
-st.dataframe(history, hide_index=True)
+st.dataframe(tables.history_table(history), hide_index=True)
 
 # One run at a time: with many runs, rendering every run's chunks at once would be slow to read and load.
 # Option labels of a segmented control are markdown: a run label must not become a link or an image.

@@ -536,3 +536,23 @@ def test_a_trec_query_shows_its_top_k_and_the_rest_on_request(
     at = open_page(monkeypatch, folder=tmp_path / "runs")
     metrics = list(at.dataframe[0].value["metric"])
     assert "false_refusal" not in metrics and "no_answer" not in metrics and "R@5" in metrics
+
+
+@pytest.mark.parametrize(
+    ("page", "params"),
+    [
+        (None, {}),
+        ("pages/1_Breakdown.py", {}),
+        ("pages/1_Breakdown.py", {"vs": BASE}),
+        ("pages/2_Compare.py", {"base": BASE, "cand": CAND, "qid": "hv-017"}),
+        ("pages/3_Question.py", {"qid": "hv-017"}),
+        ("pages/3_Question.py", {}),
+    ],
+)
+def test_no_table_on_any_page_shows_none(monkeypatch: pytest.MonkeyPatch, page, params) -> None:  # type: ignore[no-untyped-def]
+    """A value that does not apply reads '–' (or is left out), never 'None' or 'nan'."""
+    at = open_page(monkeypatch, page, **params)
+    assert at.dataframe, "the page has tables"
+    for df in at.dataframe:
+        cells = df.value.astype(str)
+        assert not cells.isin(["None", "nan", "NaN", "<NA>"]).any().any(), df.value.head()
