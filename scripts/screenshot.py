@@ -21,7 +21,12 @@ def main() -> None:
     ap.add_argument("--runs", type=Path)
     ap.add_argument("--width", type=int, default=1500)
     ap.add_argument("--height", type=int, default=1100)
-    ap.add_argument("--click-row", type=int, help="click this row (0-based) of the first table first")
+    ap.add_argument(
+        "--click-row",
+        type=int,
+        help="click this row (0-based) of the page's second table (Compare's questions)",
+    )
+    ap.add_argument("--viewport", action="store_true", help="only what the window shows, not the full page")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -30,9 +35,18 @@ def main() -> None:
         page = browser.new_page(viewport={"width": args.width, "height": args.height})
         page.goto(url + args.path)
         wait_rendered(page)
+        if args.click_row is not None:
+            grid = page.locator("[data-testid='stDataFrame']").nth(1)
+            grid.scroll_into_view_if_needed()
+            box = grid.bounding_box()
+            assert box is not None
+            # Rows are drawn on a canvas: click the row's selection cell by position (35 px rows).
+            page.mouse.click(box["x"] + 18, box["y"] + 35 + 35 * args.click_row + 17)
+            page.wait_for_url("**qid=*", timeout=30_000)
+            wait_rendered(page)
         page.wait_for_timeout(1500)
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(args.out), full_page=True)
+        page.screenshot(path=str(args.out), full_page=not args.viewport)
         browser.close()
     print(f"wrote {args.out}")
 
