@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from evalcore.comparison import STATUSES, Comparison, filter_questions
+from evalcore.comparison import STATUSES, SUMMARY_COLUMNS, Comparison, filter_questions
 from evalcore.metrics.catalogue import HEADLINE, metric_info
 from evalcore.question import question_choices
 from evalcore.runs.load import Run
@@ -145,6 +145,20 @@ def delta_grid(table: pl.DataFrame, metrics: list[str]) -> Grid:
     return Grid(z.select(metrics).rows(), t.select(metrics).rows(), z["slice"].to_list(), metrics, -lim, lim)
 
 
+def _significance() -> pl.Expr:
+    """A summary row's significance in words: '★ worse', '★ better', '★ moved' (no direction), or ''."""
+    significant = pl.col("p_holm") < SIGNIFICANT
+    return (
+        pl.when(significant & (pl.col("better") < 0))
+        .then(pl.lit("★ worse"))
+        .when(significant & (pl.col("better") > 0))
+        .then(pl.lit("★ better"))
+        .when(significant)
+        .then(pl.lit("★ moved"))
+        .otherwise(pl.lit(""))
+    )
+
+
 def compare_summary(cmp: Comparison) -> pl.DataFrame:
     """The per-metric summary as the Compare page shows it: significant regressions first (worst
     first), then significant improvements, then the rest; ``sig`` says which in words."""
@@ -160,34 +174,13 @@ def compare_summary(cmp: Comparison) -> pl.DataFrame:
     )
     return (
         (
-            cmp.summary.with_columns(
-                sig=pl.when(significant & (pl.col("better") < 0))
-                .then(pl.lit("★ worse"))
-                .when(significant & (pl.col("better") > 0))
-                .then(pl.lit("★ better"))
-                .when(significant)
-                .then(pl.lit("★ moved"))
-                .otherwise(pl.lit("")),
-                _order=order,
-            )
+            cmp.summary.with_columns(sig=_significance(), _order=order)
             .with_row_index("_pos")
             .sort("_order", pl.col("better").fill_null(0.0), "_pos")
         )
         .pipe(shown, {"improved": "d", "regressed": "d"})
-        .select(
-            "metric",
-            "sig",
-            "n",
-            "baseline",
-            "candidate",
-            "delta",
-            "ci_low",
-            "ci_high",
-            "p_holm",
-            "improved",
-            "regressed",
-            "direction",
-        )
+        .select("sig", *SUMMARY_COLUMNS, "direction")
+        .select("metric", pl.exclude("metric"))
     )
 
 
@@ -435,19 +428,10 @@ def only_metrics(table: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
 def delta_table(table: pl.DataFrame) -> pl.DataFrame:
     """Breakdown's per-slice delta table as a reader reads it: the cells where a metric applies, the
     significance in words, counts '–' for a metric with no better direction."""
-    significant = pl.col("p_holm") < SIGNIFICANT
     return (
         applicable(table)
         .sort("slice", maintain_order=True)
-        .with_columns(
-            sig=pl.when(significant & (pl.col("better") < 0))
-            .then(pl.lit("★ worse"))
-            .when(significant & (pl.col("better") > 0))
-            .then(pl.lit("★ better"))
-            .when(significant)
-            .then(pl.lit("★ moved"))
-            .otherwise(pl.lit("")),
-        )
+        .with_columns(sig=_significance())
         .pipe(shown, {"improved": "d", "regressed": "d"})
         .select(
             "slice",

@@ -156,7 +156,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from evalcore.comparison import compare, filter_questions
+    from evalcore.comparison import SUMMARY_COLUMNS, compare, filter_questions
 
     base, cand = _load_one(args.baseline), _load_one(args.candidate)
     cmp = compare(
@@ -174,19 +174,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     cols = ["slice"] if args.by else []
     print(
         _table(
-            summ.select(
-                *cols,
-                "metric",
-                "n",
-                "baseline",
-                "candidate",
-                "delta",
-                "ci_low",
-                "ci_high",
-                "p_holm",
-                "improved",
-                "regressed",
-            ),
+            summ.select(*cols, *SUMMARY_COLUMNS),
             "table",
         )
     )

@@ -272,6 +272,19 @@ def _summarise(df: pl.DataFrame, metrics: list[str], *, group: str, permutations
 
 
 STATUSES = ("regressed", "mixed", "improved", "unchanged")
+# A summary's columns as people read them (the CLI's table, the dashboard's), in order.
+SUMMARY_COLUMNS = (
+    "metric",
+    "n",
+    "baseline",
+    "candidate",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "p_holm",
+    "improved",
+    "regressed",
+)
 
 
 def filter_questions(

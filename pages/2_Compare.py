@@ -123,7 +123,6 @@ if not held and hidden:
         "count them."
     )
 
-key_metrics = tables.headline(cmp.metrics)
 view = tables.compare_questions(cmp, table)
 st.caption(f"{view.height} question(s), worst regression first. Select a row to open it side by side.")
 # A question named by the link (or opened before) is selected in the table when the filters show it.
@@ -140,10 +139,7 @@ event = st.dataframe(
     on_select="rerun",
     selection_mode="single-row",
     key="cmp_table",
-    column_config={
-        c: st.column_config.NumberColumn(format="%+.3f")
-        for c in ["worst_delta", *[f"{m}_delta" for m in key_metrics]]
-    },
+    column_config={"worst_delta": st.column_config.NumberColumn(format="%+.3f")},
 )
 st.download_button(
     "Download this table (CSV)",
