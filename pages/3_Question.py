@@ -141,6 +141,8 @@ if metrics:
         xaxis={"type": "category", "title": "run (oldest first)"},
     )
     st.plotly_chart(fig, key="q_chart")
+else:
+    st.caption("No metric applies to this question in these runs, so there is nothing to chart.")
 st.dataframe(tables.history_table(history), hide_index=True)
 
 # One run at a time: with many runs, rendering every run's chunks at once would be slow to read and load.
