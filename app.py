@@ -113,9 +113,9 @@ with left:
     )
     if not_applicable:
         st.caption(
-            f"Not applicable to this run, so not shown: {md_escape(', '.join(not_applicable))} — no question "
-            "of it has what they need (labeled chunks for retrieval metrics, an answer for abstention, judge "
-            "claims for faithfulness)."
+            "Not applicable to this run (no question of it has what they need), so not shown: "
+            + md_escape(tables.why_not_applicable(not_applicable))
+            + "."
         )
 with right:
     st.markdown("**System**")

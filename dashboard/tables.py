@@ -14,6 +14,7 @@ from evalcore.metrics.catalogue import HEADLINE, metric_info
 from evalcore.question import question_choices
 from evalcore.runs.load import Run
 from evalcore.runs.testset import HELDOUT
+from evalcore.score import split_applicable
 
 __all__ = [
     "HEADLINE",
@@ -42,6 +43,7 @@ __all__ = [
     "shown",
     "significant_moves",
     "trend_series",
+    "why_not_applicable",
     "with_sources",
 ]
 
@@ -172,9 +174,10 @@ def compare_summary(cmp: Comparison) -> pl.DataFrame:
         .then(2)
         .otherwise(3)
     )
+    applicable_rows, _ = split_applicable(cmp.summary)  # a metric no question has is named, not shown
     return (
         (
-            cmp.summary.with_columns(sig=_significance(), _order=order)
+            applicable_rows.with_columns(sig=_significance(), _order=order)
             .with_row_index("_pos")
             .sort("_order", pl.col("better").fill_null(0.0), "_pos")
         )
@@ -246,12 +249,20 @@ def with_sources(run: Run, table: pl.DataFrame) -> pl.DataFrame:
 
 
 def present(table: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
-    """A summary without the metrics that apply to no question of the run (n = 0 everywhere: label
-    metrics on a run whose questions have no labels, abstention on a retrieval-only run), and their
-    names, so a page can say why they are not shown."""
-    n = table.group_by("metric", maintain_order=True).agg(pl.col("n").sum())
-    gone = n.filter(pl.col("n") == 0)["metric"].to_list()
-    return table.filter(~pl.col("metric").is_in(gone)), gone
+    """A summary without the metrics that apply to no question of the run, and their names
+    (:func:`evalcore.score.split_applicable`)."""
+    return split_applicable(table)
+
+
+def why_not_applicable(metrics: list[str]) -> str:
+    """'R@5, P@5 (need an answerable question with labeled chunks); abstention (needs …)' — each
+    metric left out, grouped by what it needs (the catalogue's words)."""
+    by_need: dict[str, list[str]] = {}
+    for m in metrics:
+        by_need.setdefault(metric_info(m).needs, []).append(m)
+    return "; ".join(
+        f"{', '.join(ms)} ({'need' if len(ms) > 1 else 'needs'} {need})" for need, ms in by_need.items()
+    )
 
 
 def metric_source(run: Run, metric: str) -> str:

@@ -55,8 +55,10 @@ def _load_one(path: str) -> Any:
 def _table(df: pl.DataFrame, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(df.to_dicts(), indent=1, default=str)
-    if fmt == "csv":
-        return df.write_csv()
+    if fmt == "csv":  # CSV has no lists: a list cell (the chunks that left the top k) is joined by spaces
+        lists = [c for c, t in df.schema.items() if isinstance(t, pl.List)]
+        joined = df.with_columns([pl.col(c).cast(pl.List(pl.String)).list.join(" ") for c in lists])
+        return joined.write_csv().rstrip("\n")  # print() ends the last line
     with pl.Config(
         tbl_rows=-1,
         tbl_cols=-1,
@@ -143,16 +145,30 @@ def cmd_metrics(args: argparse.Namespace) -> int:
             f"{run.label} ({run.run_id}) — test set {run.testset.version}, {scores.height} questions"
             + (f", by {args.by}" if args.by else "")
         )
-        shown = table.with_columns(
-            ci=pl.format("[{}, {}]", pl.col("ci_low").round(3), pl.col("ci_high").round(3)),
-            note=pl.when(pl.col("small")).then(pl.lit("small slice")).otherwise(pl.lit("")),
-        ).select("slice", "metric", "n", "mean", "ci", "note")
+        shown = (
+            table.filter(pl.col("n") > 0)
+            .with_columns(
+                ci=pl.format("[{}, {}]", pl.col("ci_low").round(3), pl.col("ci_high").round(3)),
+                note=pl.when(pl.col("small")).then(pl.lit("small slice")).otherwise(pl.lit("")),
+            )
+            .select("slice", "metric", "n", "mean", "ci", "note")
+        )
         if args.by is None:
             shown = shown.drop("slice")
         print(_table(shown, "table"))
+        _not_applicable(table)
     else:
         print(_table(table, args.format))
     return EXIT_OK
+
+
+def _not_applicable(table: pl.DataFrame) -> None:
+    """Name the metrics left out of a table because they apply to no question (n = 0 everywhere)."""
+    from evalcore.score import split_applicable
+
+    _, gone = split_applicable(table)
+    if gone:
+        print(f"not applicable (no question they apply to), left out: {', '.join(gone)}")
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -172,12 +188,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     summ = cmp.by_slice(args.by, permutations=args.permutations) if args.by else cmp.summary
     cols = ["slice"] if args.by else []
-    print(
-        _table(
-            summ.select(*cols, *SUMMARY_COLUMNS),
-            "table",
-        )
-    )
+    print(_table(summ.filter(pl.col("n") > 0).select(*cols, *SUMMARY_COLUMNS), "table"))
+    _not_applicable(summ)
     # One rule with the dashboard: aggregates (the table above, these counts) include held-out
     # questions; the list of questions to look at leaves them out unless asked (tuning on them overfits).
     counts = cmp.per_question.group_by("status").len().sort("status")

@@ -21,7 +21,7 @@ from evalcore.cache import cached_frame, code_version
 from evalcore.metrics.catalogue import DEFAULT_MEASURES, EPS, metric_info
 from evalcore.metrics.measures import Measure
 from evalcore.metrics.retrieval import rank
-from evalcore.runs.groups import describe_left_out, shared_questions
+from evalcore.runs.groups import describe_left_out, same_test_set, shared_questions
 from evalcore.runs.load import Run
 from evalcore.runs.testset import HELDOUT
 from evalcore.score import metric_columns, score_run, slice_frame
@@ -88,10 +88,16 @@ def incomparable(baseline: Run, candidate: Run) -> str | None:
     kept, left_out = shared_questions(baseline.testset, candidate.testset)
     if kept:
         return None
+    if not same_test_set(baseline.testset, candidate.testset):
+        return (
+            f"the runs answer different test sets ({baseline.testset.path} and {candidate.testset.path}: "
+            "their questions differ, so a qid in one is not the same question in the other); compare "
+            "runs of one test set"
+        )
     return (
-        f"the runs answer different test sets ({baseline.testset.path.name} {baseline.testset.version} vs "
-        f"{candidate.testset.path.name} {candidate.testset.version}) with no question unchanged between "
-        f"them ({describe_left_out(left_out) or 'no question in common'}); compare runs of one test set"
+        f"the runs answer two versions of a test set ({baseline.testset.version} and "
+        f"{candidate.testset.version}) with no question unchanged between them "
+        f"({describe_left_out(left_out) or 'no question in common'}); compare runs of one version"
     )
 
 
@@ -179,9 +185,17 @@ def _diagnose(df: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
         return [m for m in metrics if metric_info(m).role == r]
 
     retrieval, generation, abst = role("retrieval"), role("answer"), role("abstention")
+
     # Soft scores (relevance, imported ones) wobble between judge calls and rates have no direction:
-    # they are reported, but a question's status comes from the metrics that say right or wrong.
-    key = [*retrieval, *generation, *abst]
+    # they are reported, but a question's status comes from the metrics that say right or wrong —
+    # unless no retrieval or answer metric applies to any question of the pair (a Ragas export
+    # without labels or judge output): then its imported scores are all there is, and they decide.
+    def applies(m: str) -> bool:
+        return df[f"{m}_delta"].null_count() < df.height
+
+    soft = [m for m in role("soft") if metric_info(m).higher_is_better is not None and applies(m)]
+    by_soft = not any(applies(m) for m in (*retrieval, *generation))
+    key = [*retrieval, *generation, *abst, *(soft if by_soft else [])]
 
     def worst(ms: list[str]) -> pl.Expr:
         return pl.min_horizontal([_signed(m).fill_null(0.0) for m in ms]) if ms else pl.lit(0.0)
@@ -193,6 +207,7 @@ def _diagnose(df: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
     ret_down = (worst(retrieval) < -EPS) | lost_chunk
     gen_down = worst(generation) < -EPS
     abst_down = worst(abst) < -EPS
+    soft_down = worst(soft) < -EPS if by_soft else pl.lit(False)
     df = df.with_columns(worst_delta=worst(key), best_delta=best(key))
     status = (
         pl.when((pl.col("worst_delta") < -EPS) | lost_chunk)
@@ -208,6 +223,8 @@ def _diagnose(df: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
         .then(pl.lit("generation"))
         .when(abst_down)
         .then(pl.lit("abstention"))
+        .when(soft_down)
+        .then(pl.lit("imported score" if all(m.startswith("ext:") for m in soft) else "soft score"))
         .otherwise(None)
     )
     return df.with_columns(status=status).with_columns(

@@ -178,6 +178,15 @@ def trend(
     return pl.DataFrame(rows, schema=schema)
 
 
+def split_applicable(table: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """A summary (any table with ``metric`` and ``n``) without the metrics that apply to no question
+    (n = 0 in every row: label metrics on a run without labels, abstention on a retrieval-only run),
+    and those metrics' names — so a table says they do not apply instead of showing rows of blanks."""
+    n = table.group_by("metric", maintain_order=True).agg(pl.col("n").sum())
+    gone = n.filter(pl.col("n") == 0)["metric"].to_list()
+    return table.filter(~pl.col("metric").is_in(gone)), gone
+
+
 def ceilings(testset: TestSet, metrics: Sequence[str], by: str | None = None) -> pl.DataFrame:
     """The highest mean each metric can reach per slice: ``slice, metric, ceiling``. Most metrics
     reach 1.0; precision at k only where a question has k labeled chunks or more, so its ceiling is

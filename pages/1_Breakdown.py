@@ -72,8 +72,9 @@ st.session_state.setdefault("bd_metrics", all_metrics)
 metrics = st.multiselect("Metrics", all_metrics, key="bd_metrics")
 if not_applicable:
     st.caption(
-        f"Not applicable to this run, so not offered: {md_escape(', '.join(not_applicable))} (no question of it "
-        "has what they need)."
+        "Not applicable to this run (no question of it has what they need), so not offered: "
+        + md_escape(tables.why_not_applicable(not_applicable))
+        + "."
     )
 bars_shown = st.session_state.get("bd_chart") == "bars"
 BreakdownView.from_state(

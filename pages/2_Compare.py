@@ -69,6 +69,13 @@ st.caption(
     "randomization test, Holm-corrected across metrics · significant regressions first"
 )
 summary = tables.compare_summary(cmp)
+not_applicable = tables.present(cmp.summary)[1]
+if not_applicable:
+    st.caption(
+        "Not applicable to these runs (no question both answered has what they need), so not shown: "
+        + md_escape(tables.why_not_applicable(not_applicable))
+        + "."
+    )
 st.dataframe(
     summary,
     hide_index=True,

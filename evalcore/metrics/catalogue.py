@@ -57,6 +57,14 @@ class MetricInfo:
             return pl.lit(None, dtype=pl.Float64)
         return delta if self.higher_is_better else -delta
 
+    @property
+    def needs(self) -> str:
+        """What a question must have for the metric to apply to it, in words (why it may be n/a)."""
+        return _NEEDS.get(self.name) or {
+            "retrieval": "an answerable question with labeled chunks",
+            "external": "an imported score",
+        }.get(self.kind, "")
+
     def improved(self, delta: float | None) -> bool:
         b = self.better(delta)
         return b is not None and b > EPS
@@ -99,6 +107,14 @@ GENERATION: dict[str, MetricInfo] = {
     ]
 }
 GENERATION_METRICS: tuple[str, ...] = tuple(GENERATION)
+_NEEDS = {
+    "faithfulness": "judge claims about the answer",
+    "correctness": "a judge verdict on an answerable question",
+    "relevance": "a relevance score from the judge",
+    "abstention": "an unanswerable question with a recorded answer",
+    "false_refusal": "an answerable question with a recorded answer",
+    "no_answer": "a recorded answer (or error)",
+}
 
 # The retrieval measures scored when none are named (CLI, dashboard, comparisons).
 DEFAULT_MEASURES: tuple[str, ...] = ("R@5", "R@10", "P@5", "hit@5", "RR@10", "nDCG@10", "AP", "judged@10")

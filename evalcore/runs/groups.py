@@ -50,6 +50,11 @@ class TestSetGroup:
         return f"{self.name} · {len(self.run_ids)} run(s)" + (f" · {n} versions" if n > 1 else "")
 
 
+def same_test_set(a: TestSet, b: TestSet) -> bool:
+    """Whether two test-set files are versions of one test set (see the module's docstring)."""
+    return a.sha256 == b.sha256 or _same_test_set(a, b)
+
+
 def _same_test_set(a: TestSet, b: TestSet) -> bool:
     pairs_a = a.cases.select("qid", "question")
     pairs_b = b.cases.select("qid", "question")
@@ -147,6 +152,9 @@ def shared_questions(baseline: TestSet, candidate: TestSet) -> tuple[list[str], 
     answerability and labelled chunks with grades), and how many questions were left out per reason."""
     if baseline.sha256 == candidate.sha256:
         return baseline.cases["qid"].to_list(), {}
+    if not _same_test_set(baseline, candidate):
+        # Not two versions of one test set: a shared qid names different questions.
+        return [], {"in another test set (different questions under the same ids)": candidate.cases.height}
     b, c = _case_key(baseline), _case_key(candidate)
     both = b.join(c, on="qid", how="inner", suffix="_c")
     same = lambda col: pl.col(col).eq_missing(pl.col(f"{col}_c"))  # noqa: E731

@@ -441,7 +441,10 @@ def test_an_imported_run_shows_what_it_has(monkeypatch: pytest.MonkeyPatch, tmp_
     assert "R@5" not in metrics and "faithfulness" not in metrics
     assert {"ext:faithfulness", "ext:answer_relevancy"} <= set(metrics)
     assert set(table.set_index("metric").loc[["ext:faithfulness"], "source"]) == {"ragas (imported)"}
-    assert "Not applicable to this run, so not shown: R@5" in texts(at)
+    assert (
+        "so not shown: R@5, R@10, P@5, hit@5, RR@10, nDCG@10, AP, judged@10 (need an answerable question with labeled chunks); faithfulness (needs judge claims about the answer)"
+        in texts(at)
+    )
     assert at.multiselect(key="home_trend").value == ["ext:answer_relevancy", "ext:faithfulness"]
     assert at.get("plotly_chart"), "the imported scores are charted"
 
@@ -494,7 +497,7 @@ def test_breakdown_offers_only_what_an_imported_run_has(
     at = open_page(monkeypatch, "pages/1_Breakdown.py", folder=folder)
     offered = at.multiselect(key="bd_metrics").options
     assert "ext:faithfulness" in offered and "R@5" not in offered
-    assert "Not applicable to this run, so not offered: R@5" in texts(at)
+    assert "so not offered: R@5, R@10" in texts(at)
 
 
 def test_question_page_starts_on_the_most_regressed_questions(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
@@ -556,3 +559,48 @@ def test_no_table_on_any_page_shows_none(monkeypatch: pytest.MonkeyPatch, page, 
     for df in at.dataframe:
         cells = df.value.astype(str)
         assert not cells.isin(["None", "nan", "NaN", "<NA>"]).any().any(), df.value.head()
+
+
+def test_compare_of_two_imported_runs_triages_by_their_imported_scores(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A Ragas-only folder: no labels, no judge output. The imported scores are all there is, so
+    they decide which questions regressed, and no row of the summary is blank."""
+    from evalcore.cli import main
+    from helpers import write_ragas_exports
+
+    export = write_ragas_exports(tmp_path)["support-bot"]
+    worse = tmp_path / "support-bot-v2.csv"
+    df = pl.read_csv(export)
+    df.with_columns(faithfulness=pl.col("faithfulness") - pl.Series([0.5, 0.0, 0.3, 0.0])).write_csv(worse)
+    runs = tmp_path / "runs"
+    assert main(["import", "ragas", str(export), "--out", str(runs), "--run-id", "v1"]) == 0
+    assert (
+        main(
+            [
+                "import",
+                "ragas",
+                str(worse),
+                "--out",
+                str(runs),
+                "--run-id",
+                "v2",
+                "--testset",
+                str(runs / "testset.jsonl"),
+            ]
+        )
+        == 0
+    )
+    at = open_page(monkeypatch, "pages/2_Compare.py", folder=runs, base="v1", cand="v2")
+    summary = at.dataframe[0].value
+    assert set(summary["metric"]) == {
+        "ext:faithfulness",
+        "ext:answer_relevancy",
+        "false_refusal",
+        "no_answer",
+    }
+    assert "R@5" not in set(summary["metric"]), "a metric no question has is named, not a row of None"
+    assert not summary.astype(str).isin(["None", "nan"]).any().any()
+    questions = at.dataframe[1].value
+    assert set(questions["qid"]) == {"ragas-00001", "ragas-00003"}, "the two whose imported faithfulness fell"
+    assert set(questions["diagnosis"]) == {"imported score"}

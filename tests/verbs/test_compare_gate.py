@@ -195,3 +195,34 @@ def test_the_gate_across_two_test_set_versions_says_what_it_left_out(runs_copy: 
     out = capsys.readouterr().out
     assert "on the 143 question(s) both runs answered in both test set versions" in out
     assert "3 question(s) left out: 1 question text changed, 2 labels changed" in out
+
+
+def test_cli_compare_csv_per_question_and_runs_of_unrelated_test_sets(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    base, cand = SAMPLE / "2026-11-02-hybrid-rerank", SAMPLE / "2026-11-16-rerank-prompt-v2"
+    assert (
+        main(["compare", str(base), str(cand), "--format", "csv", "--per-question", "--permutations", "100"])
+        == 0
+    )
+    rows = pl.read_csv(capsys.readouterr().out.encode())
+    assert rows.height == 146 and rows.schema["left_top_k"] == pl.String, "list columns joined for CSV"
+    # Two unrelated Ragas exports both number their questions ragas-00001...: never compared as one.
+    from helpers import mixed_runs_folder
+
+    folder = mixed_runs_folder(tmp_path / "runs")
+    capsys.readouterr()
+    code = main(
+        ["compare", str(folder / "support-bot" / "support-bot"), str(folder / "hr-policies" / "hr-policies")]
+    )
+    assert code == 2
+    assert "the runs answer different test sets" in capsys.readouterr().err
+
+
+def test_cli_metrics_names_what_does_not_apply_instead_of_printing_nulls(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from helpers import mixed_runs_folder
+
+    folder = mixed_runs_folder(tmp_path / "runs")
+    capsys.readouterr()
+    assert main(["metrics", str(folder / "hr-policies" / "hr-policies")]) == 0
+    out = capsys.readouterr().out
+    assert "null" not in out and "ext:faithfulness" in out
+    assert "not applicable (no question they apply to), left out: R@5" in out
