@@ -51,6 +51,28 @@ class Frame:
         """Runs loaded that answer another test set than the chosen one."""
         return len(self.result.runs) - len(self.run_ids)
 
+    def run_ok(self, run_id: str) -> bool | str:
+        """A link's run: True if it is one of the chosen test set's, else why not (another test set's
+        run is named as such, so the reader knows to switch, not that it is missing)."""
+        if run_id in self.run_ids:
+            return True
+        other = next((g for g in self.groups if run_id in g.run_ids), None)
+        if other is None:
+            return False
+        return f"is a run of another test set ({other.name}) than the one shown: pick it in the sidebar"
+
+    def qid_ok(self, qid: str, known: set[str]) -> bool | str:
+        """A link's question: True if the chosen test set has it, else why not."""
+        if qid in known:
+            return True
+        for g in self.groups:
+            if g != self.group and qid in set(self.result.runs[g.run_ids[-1]].testset.cases["qid"].to_list()):
+                return (
+                    f"is not a question of this test set, but of {g.name}: pick that test set in the "
+                    "sidebar (a link with run= picks it for you)"
+                )
+        return False
+
     def keep(self, key: str, default: str | None) -> None:
         """A run picker's value stays within the chosen test set (after the reader switched test set)."""
         value = st.session_state.get(key)

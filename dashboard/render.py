@@ -47,6 +47,15 @@ def plot_texts(values: Iterable[object]) -> list[str]:
     return [plot_text(str(v)) for v in values]
 
 
+def reference_md(case: dict[str, Any]) -> str:
+    """The reference answer line: escaped, or why there is none (an unanswerable question has none by
+    design; a TREC query or an unlabeled import has none at all)."""
+    if case.get("reference_answer"):
+        return "**Reference answer:** " + md_escape(case["reference_answer"])
+    why = "unanswerable" if not case.get("answerable", True) else "the test set gives none"
+    return f"**Reference answer:** :gray[(none — {why})]"
+
+
 def md_code(text: str | None) -> str:
     """An inline code span showing ``text`` literally (backticks inside are replaced, not interpreted)."""
     return "`" + (text or "").replace("`", "'").replace("\n", " ") + "`"

@@ -21,7 +21,7 @@ class Param:
     name: str  # URL name
     key: str  # session-state / widget key
     parse: Callable[[str], Any] = str
-    valid: Callable[[Any], bool] = lambda v: True
+    valid: Callable[[Any], bool | str] = lambda v: True  # True, or False / why not in words
     many: bool = False  # a list (repeated URL parameter)
     expect: str | None = None  # what a valid value is, in words ("a whole number from 1 to 100")
 
@@ -55,15 +55,20 @@ def parse(params: Sequence[Param], raw: Mapping[str, list[str]]) -> tuple[dict[s
                 f"'{p.name}={values[0]}' in the link is not {p.expect or 'a valid value'}; it was ignored."
             )
             continue
-        bad = [v for v in parsed if not p.valid(v)]
-        for v in bad:
+        verdicts = [(v, p.valid(v)) for v in parsed]
+        bad = [v for v, ok in verdicts if ok is not True]
+        for v, ok in verdicts:
+            if ok is True:
+                continue
+            # A validity check may say why a value cannot be used (a run of another test set).
+            reason = ok if isinstance(ok, str) and ok else None
             complaints.append(
                 f"'{p.name}={v}' in the link "
-                + (f"is not {p.expect}" if p.expect else "does not exist in this runs folder")
+                + (reason or (f"is not {p.expect}" if p.expect else "does not exist in this runs folder"))
                 + "; it was ignored."
             )
         if bad:
-            parsed = [v for v in parsed if p.valid(v)]
+            parsed = [v for v, ok in verdicts if ok is True]
             if not parsed:
                 continue
         out[p.name] = parsed if p.many else parsed[0]

@@ -20,7 +20,9 @@ __all__ = [
     "HEADLINE",
     "HELDOUT",
     "STATUSES",
+    "Bars",
     "Grid",
+    "bar_chart",
     "case_row",
     "chart_defaults",
     "compare_questions",
@@ -129,6 +131,37 @@ def mean_grid(table: pl.DataFrame, metrics: list[str], ceilings: pl.DataFrame | 
         0.0,
         1.0,
         neutral=g.select(metrics).rows(),
+    )
+
+
+@dataclass(frozen=True)
+class Bars:
+    """One metric per slice as bars: heights (0 where there is no data), the label over each bar,
+    CI whiskers, colours (grey for no data) and hatching (small slices)."""
+
+    slices: list[str]
+    heights: list[float]
+    labels: list[str]
+    err_plus: list[float | None]
+    err_minus: list[float | None]
+    colours: list[str]
+    patterns: list[str]
+
+
+def bar_chart(table: pl.DataFrame, metric: str) -> Bars:
+    rows = only_metrics(table, [metric]).sort("slice").to_dicts()
+    has = [bool(r["n"]) and r["mean"] is not None for r in rows]
+    return Bars(
+        slices=[str(r["slice"]) for r in rows],
+        heights=[r["mean"] if ok else 0.0 for r, ok in zip(rows, has, strict=True)],
+        labels=[
+            f"{r['mean']:.3f} · n={r['n']}" if ok else "no data (n=0)"
+            for r, ok in zip(rows, has, strict=True)
+        ],
+        err_plus=[r["ci_high"] - r["mean"] if ok else None for r, ok in zip(rows, has, strict=True)],
+        err_minus=[r["mean"] - r["ci_low"] if ok else None for r, ok in zip(rows, has, strict=True)],
+        colours=["#6aa5e0" if ok else "#d1d5db" for ok in has],
+        patterns=["/" if r["small"] and ok else "" for r, ok in zip(rows, has, strict=True)],
     )
 
 

@@ -18,7 +18,7 @@ import streamlit as st
 
 from dashboard import state
 
-Valid = Mapping[str, Callable[[Any], bool]]
+Valid = Mapping[str, Callable[[Any], bool | str]]
 
 # Compare's question filter shows these statuses until the reader picks others.
 DEFAULT_STATUSES = ("regressed", "mixed")

@@ -26,8 +26,8 @@ frame.keep("bd_vs", None)
 complain(
     BreakdownView.seed(
         {
-            "run": lambda v: v in frame.run_ids,
-            "vs": lambda v: v in frame.run_ids,
+            "run": frame.run_ok,
+            "vs": frame.run_ok,
             "by": lambda v: v in tags,
             "chart": lambda v: v in CHARTS,
         },
@@ -67,7 +67,9 @@ if "bd_metrics" in st.session_state:
             if m not in all_metrics and m in st.query_params.get_all("metric")
         ]
     )
-    st.session_state["bd_metrics"] = [m for m in st.session_state["bd_metrics"] if m in all_metrics]
+    kept = [m for m in st.session_state["bd_metrics"] if m in all_metrics]
+    # A link whose every metric is unknown opens on all of them, not on an empty picker.
+    st.session_state["bd_metrics"] = kept or all_metrics
 st.session_state.setdefault("bd_metrics", all_metrics)
 metrics = st.multiselect("Metrics", all_metrics, key="bd_metrics")
 if not_applicable:
@@ -125,36 +127,32 @@ if vs is None:
         if st.session_state.get("bd_focus") not in metrics:
             st.session_state.pop("bd_focus", None)
         focus = st.selectbox("Metric", metrics, key="bd_focus")
-        bars = tables.only_metrics(table, [focus]).sort("slice")
+        b = tables.bar_chart(table, focus)
         # graph_objects, not plotly.express: express pulls in pandas and its own import (~2 s on a cold start).
         bar = go.Figure(
             go.Bar(
-                x=plot_texts(bars["slice"]),
-                y=bars["mean"].to_list(),
-                # 0.000 is a bar of height 0 with its value; no data (n = 0) says so, never a 0.
-                text=[
-                    "no data (n=0)" if not n else f"{m:.3f} · n={n}"
-                    for m, n in zip(bars["mean"].to_list(), bars["n"].to_list(), strict=True)
-                ],
-                error_y={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": (bars["ci_high"] - bars["mean"]).to_list(),
-                    "arrayminus": (bars["mean"] - bars["ci_low"]).to_list(),
-                },
-                marker_pattern_shape=["/" if s else "" for s in bars["small"].to_list()],
-                textposition="inside",
-                insidetextanchor="start",
-                hovertemplate="%{x}: %{y:.3f} (%{text})<extra></extra>",
+                x=plot_texts(b.slices),
+                y=b.heights,
+                # Each bar's value above it: 0.000 is a bar of height 0 with its value, a slice
+                # with no data says so, never a 0.
+                text=b.labels,
+                textposition="outside",
+                cliponaxis=False,
+                error_y={"type": "data", "symmetric": False, "array": b.err_plus, "arrayminus": b.err_minus},
+                marker_color=b.colours,
+                marker_pattern_shape=b.patterns,
+                hovertemplate="%{x}: %{text}<extra></extra>",
             )
         )
         bar.update_layout(
             yaxis_title=plot_text(f"{focus} (95% CI)"),
             xaxis_title=plot_text(by),
-            height=360,
-            margin={"t": 10, "b": 10},
+            height=380,
+            margin={"t": 30, "b": 10},
+            yaxis_rangemode="tozero",
         )
         st.plotly_chart(bar, key="bd_bar")
+        st.caption("Hatched: a slice of fewer than 30 questions (its mean is unreliable); grey: no data.")
     # A metric that does not apply to a slice (retrieval on unanswerable questions) has n = 0: it
     # shows as "–" in the chart and is left out of the table, where it would be a row of blanks.
     st.dataframe(

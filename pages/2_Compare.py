@@ -6,7 +6,14 @@ import streamlit as st
 
 from dashboard import data, tables
 from dashboard.frame import complain, link_to_question, need_runs, setup
-from dashboard.render import chunks_side_by_side, claim_list, md_code, md_escape, scroll_into_view
+from dashboard.render import (
+    chunks_side_by_side,
+    claim_list,
+    md_code,
+    md_escape,
+    reference_md,
+    scroll_into_view,
+)
 from dashboard.views import CompareView
 
 frame = setup("Compare", ":material/compare_arrows:")
@@ -25,8 +32,8 @@ def _tag_ok(v: str) -> bool:
 complain(
     CompareView.seed(
         {
-            "base": lambda v: v in ids,
-            "cand": lambda v: v in ids,
+            "base": frame.run_ok,
+            "cand": frame.run_ok,
             "k": lambda v: 1 <= v <= 100,
             "status": lambda v: v in tables.STATUSES,
             "tag": _tag_ok,
@@ -188,9 +195,7 @@ st.markdown(
 )
 if case["split"] == tables.HELDOUT:
     st.caption("This is a held-out question: look, but don't tune on it.")
-st.markdown(
-    "**Reference answer:** " + (md_escape(case["reference_answer"]) or ":gray[(none — unanswerable)]")
-)
+st.markdown(reference_md(case))
 if row["left_top_k"]:
     st.error(
         f"Labeled chunk(s) that left the top {k}: " + ", ".join(md_code(c) for c in row["left_top_k"]),

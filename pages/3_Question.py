@@ -9,7 +9,15 @@ import streamlit as st
 
 from dashboard import data, tables
 from dashboard.frame import complain, need_runs, setup
-from dashboard.render import chunk_list, claim_list, md_escape, plot_text, plot_texts, quotes_by_chunk
+from dashboard.render import (
+    chunk_list,
+    claim_list,
+    md_escape,
+    plot_text,
+    plot_texts,
+    quotes_by_chunk,
+    reference_md,
+)
 from dashboard.views import QuestionView
 
 frame = setup("Question", ":material/help:")
@@ -24,7 +32,7 @@ frame.keep("q_run", None)
 
 complain(
     QuestionView.seed(
-        {"qid": lambda v: v in known, "k": lambda v: 1 <= v <= 100, "run": lambda v: v in ids},
+        {"qid": lambda v: frame.qid_ok(v, known), "k": lambda v: 1 <= v <= 100, "run": frame.run_ok},
     ),
     frame,
 )
@@ -117,7 +125,7 @@ st.markdown(
 )
 if case["split"] == tables.HELDOUT:
     st.caption("This is a held-out question: look, but don't tune on it.")
-st.markdown("**Reference answer:** " + (md_escape(case["reference_answer"]) or ":gray[(none)]"))
+st.markdown(reference_md(case))
 
 if metrics:
     fig = go.Figure()

@@ -380,6 +380,9 @@ def test_out_of_range_and_unknown_link_values_each_get_their_message_and_leave_t
     at = open_page(monkeypatch, "pages/1_Breakdown.py", metric=["R@5", "old_name"])
     assert "'metric=old_name' in the link is not a metric of this run; it was ignored." in texts(at)
     assert at.query_params["metric"] in ("R@5", ["R@5"]), "the unknown metric left the URL"
+    at = open_page(monkeypatch, "pages/1_Breakdown.py", metric="old_name")
+    assert at.get("plotly_chart"), "a link with only an unknown metric opens on every metric"
+    assert "metric" not in at.query_params
 
 
 # ------------------------------------------------------------------ folders with several test sets
@@ -530,6 +533,7 @@ def test_a_trec_query_shows_its_top_k_and_the_rest_on_request(
     at = open_page(monkeypatch, "pages/3_Question.py", folder=tmp_path / "runs", qid=qid, k="3")
     cards = [m.value for m in at.markdown if m.value.startswith("**#")]
     assert len(cards) == 3, "only the top k are drawn"
+    assert "(none — the test set gives none)" in texts(at), "not called unanswerable: it is answerable"
     toggle = at.toggle(key="q_more")
     assert f"Show the {n - 3} chunk(s) below the top 3" in toggle.label
     toggle.set_value(True).run()
@@ -604,3 +608,28 @@ def test_compare_of_two_imported_runs_triages_by_their_imported_scores(
     questions = at.dataframe[1].value
     assert set(questions["qid"]) == {"ragas-00001", "ragas-00003"}, "the two whose imported faithfulness fell"
     assert set(questions["diagnosis"]) == {"imported score"}
+
+
+def test_a_link_naming_another_test_sets_run_or_question_says_so(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from helpers import mixed_runs_folder
+
+    folder = mixed_runs_folder(tmp_path / "runs")
+    at = open_page(monkeypatch, "pages/1_Breakdown.py", folder=folder, run="hr-policies", vs="support-bot")
+    assert (
+        "'vs=support-bot' in the link is a run of another test set (support-bot/testset.jsonl) than the one "
+        "shown: pick it in the sidebar" in texts(at)
+    )
+    # support-bot has four questions, hr-policies three: ragas-00004 is only support-bot's.
+    at = open_page(
+        monkeypatch,
+        "pages/3_Question.py",
+        folder=folder,
+        qid="ragas-00004",
+        testset=at.sidebar.selectbox[0].value,
+    )
+    assert (
+        "'qid=ragas-00004' in the link is not a question of this test set, but of support-bot/testset.jsonl"
+        in texts(at)
+    )
