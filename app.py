@@ -119,7 +119,7 @@ with left:
         )
 with right:
     st.markdown("**System**")
-    st.json(run.manifest.system, expanded=True)
+    st.json(tables.system_shown(run), expanded=True)
     judge = tables.judge_text(run)
     st.markdown("**Judge:** " + (md_escape(judge) if judge else ":gray[not recorded in run.json]"))
     held = run.testset.n_heldout

@@ -44,6 +44,7 @@ __all__ = [
     "question_options",
     "shown",
     "significant_moves",
+    "system_shown",
     "trend_series",
     "why_not_applicable",
     "with_sources",
@@ -305,6 +306,11 @@ def metric_source(run: Run, metric: str) -> str:
     return f"{run.manifest.external_metrics.get(metric[4:], 'external')} (imported)"
 
 
+def system_shown(run: Run) -> dict[str, Any]:
+    """A run's system configuration without the keys it leaves unset (null): what it *is*."""
+    return {k: v for k, v in run.manifest.system.items() if v is not None}
+
+
 def judge_text(run: Run) -> str | None:
     """The run's judge as one line (model · prompt version), or None when the run names none."""
     judge = run.manifest.judge
@@ -460,7 +466,13 @@ def manifest_row(run: Run) -> dict[str, Any]:
         "judge": judge_text(run) or NA,
     }
     for key, value in run.manifest.system.items():
-        flat[f"system.{key}"] = value if isinstance(value, str | int | float | bool) else json.dumps(value)
+        flat[f"system.{key}"] = (
+            NA
+            if value is None
+            else value
+            if isinstance(value, str | int | float | bool)
+            else json.dumps(value)
+        )
     return flat
 
 

@@ -188,23 +188,39 @@ def split_applicable(table: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
 
 
 def ceilings(testset: TestSet, metrics: Sequence[str], by: str | None = None) -> pl.DataFrame:
-    """The highest mean each metric can reach per slice: ``slice, metric, ceiling``. Most metrics
-    reach 1.0; precision at k only where a question has k labeled chunks or more, so its ceiling is
-    the mean of min(1, labeled / k) over the questions it applies to. A chart colours a mean against
-    this, not against 1.0, or P@5 = 0.22 looks poor when 0.23 is the best any system could do."""
+    """The highest mean each metric can reach per slice: ``slice, metric, ceiling`` (metrics that
+    reach 1.0 are left out). A chart colours a mean against this, not against 1.0, or P@5 = 0.22
+    looks poor when 0.23 is the best any system could do. Per question, the best possible value is
+    min(1, labeled relevant / k) for precision at k, min(1, k / labeled relevant) for recall at k,
+    and min(1, labeled / k) for judged at k; the ceiling is its mean over the questions scored."""
     from evalcore.metrics.measures import parse_measure
 
-    slices = slice_frame(testset, by).join(
-        testset.cases.filter(LABELED).select("qid", "n_relevant"), on="qid", how="inner"
-    )
+    scored = testset.cases.filter(LABELED).select("qid")
+    slices = slice_frame(testset, by).join(scored, on="qid", how="inner")
     rows: list[dict[str, object]] = []
     for m in metrics:
         try:
             measure = parse_measure(m)
         except ValueError:
-            measure = None  # a generation metric or an imported score: its ceiling is 1
-        if measure is not None and measure.name == "P" and measure.cutoff:
-            k = measure.cutoff
-            part = slices.group_by("slice").agg(ceiling=(pl.col("n_relevant").clip(upper_bound=k) / k).mean())
-            rows.extend({"slice": s, "metric": m, "ceiling": c} for s, c in part.iter_rows())
+            continue  # a generation metric or an imported score: its ceiling is 1
+        k = measure.cutoff
+        if measure.name not in ("P", "R", "judged") or not k:
+            continue
+        labels = (
+            testset.qrels if measure.name == "judged" else testset.qrels.filter(pl.col("rel") >= measure.rel)
+        )
+        count = labels.group_by("qid").agg(c=pl.len().cast(pl.Float64))
+        best = {
+            "P": (pl.col("c").clip(upper_bound=k) / k),
+            "judged": (pl.col("c").clip(upper_bound=k) / k),
+            "R": pl.when(pl.col("c") > 0).then((k / pl.col("c")).clip(upper_bound=1.0)).otherwise(0.0),
+        }[measure.name]
+        part = (
+            slices.join(count, on="qid", how="left")
+            .with_columns(pl.col("c").fill_null(0.0))
+            .group_by("slice")
+            .agg(ceiling=best.mean())
+            .filter(pl.col("ceiling") < 1.0)
+        )
+        rows.extend({"slice": s, "metric": m, "ceiling": c} for s, c in part.iter_rows())
     return pl.DataFrame(rows, schema={"slice": pl.String, "metric": pl.String, "ceiling": pl.Float64})

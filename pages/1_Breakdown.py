@@ -95,7 +95,7 @@ if vs is None:
     st.caption(
         f"**{md_escape(frame.label(run_id))}** — mean per question with bootstrap 95% CI; n per cell. "
         "Darker is better, by each metric's direction and against the best mean the slice allows "
-        "('max': P@k where questions have fewer than k labeled chunks); grey: no better direction (no_answer); "
+        "('max': P@k or judged@k where questions have fewer than k labeled chunks, R@k where they have more); grey: no better direction (no_answer); "
         "blank: the metric applies to no question of the slice. "
         "† marks a slice of fewer than 30 questions (its mean is unreliable)."
     )

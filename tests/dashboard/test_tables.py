@@ -24,13 +24,16 @@ def _cell(grid: tables.Grid, slice_: str, metric: str, what: str = "z") -> objec
 
 
 def test_heatmap_colour_follows_direction_and_the_best_possible_mean() -> None:
-    grid = _grid(["R@5", "P@5", "false_refusal", "no_answer", "abstention"])
+    grid = _grid(["R@5", "P@5", "judged@10", "false_refusal", "no_answer", "abstention"])
     # false_refusal 0.000 is the best a system can do: darkest, not palest.
     assert _cell(grid, "lookup", "false_refusal") == 1.0
     # P@5 cannot reach 1 where questions have fewer than five labeled chunks: coloured against its
     # ceiling, and the ceiling is written in the cell.
     assert _cell(grid, "identifier", "P@5") == pytest.approx(1.0)
     assert "max 0.20" in str(_cell(grid, "identifier", "P@5", "text"))
+    # judged@10 with one or two labeled chunks per question: 0.1 is the best possible, so it is dark.
+    assert _cell(grid, "identifier", "judged@10") == pytest.approx(1.0)
+    assert "max 0.10" in str(_cell(grid, "identifier", "judged@10", "text"))
     # no_answer has no better direction: grey, off the colour scale.
     assert _cell(grid, "lookup", "no_answer") is None and _cell(grid, "lookup", "no_answer", "neutral") == 0.5
     # A metric that applies to no question of a slice is blank, not "–" and not 0.
