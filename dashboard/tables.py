@@ -466,12 +466,9 @@ def manifest_row(run: Run) -> dict[str, Any]:
         "judge": judge_text(run) or NA,
     }
     for key, value in run.manifest.system.items():
+        # As text: one run's 5 and another's "auto" (or an unset value) share a column.
         flat[f"system.{key}"] = (
-            NA
-            if value is None
-            else value
-            if isinstance(value, str | int | float | bool)
-            else json.dumps(value)
+            NA if value is None else value if isinstance(value, str) else json.dumps(value)
         )
     return flat
 
