@@ -165,9 +165,7 @@ st.download_button(
 
 rows = event.selection.rows if event is not None else []
 sel_marker = (tuple(rows), view.height, tuple(view["qid"].head(50).to_list()))
-picked = False
 if rows and st.session_state.get("_cmp_last_sel") != sel_marker and rows[0] < view.height:
-    picked = st.session_state.get("cmp_qid") != view["qid"][rows[0]]
     st.session_state["cmp_qid"] = view["qid"][rows[0]]
 st.session_state["_cmp_last_sel"] = sel_marker
 qid = st.session_state.get("cmp_qid")
@@ -179,6 +177,11 @@ row = cmp.question(qid)
 if row is None:
     st.warning(f"Question '{md_escape(qid)}' is not answered by both runs.", icon=":material/link_off:")
     st.stop()
+if qid not in shown_qids:
+    hidden_by = f"status {row['status']}" + (", held out" if row["split"] == tables.HELDOUT else "")
+    st.caption(
+        f"{md_escape(qid)} is open below, but the filters above hide its row ({md_escape(hidden_by)})."
+    )
 
 st.divider()
 bd = data.detail(frame.fkey, base, qid, k, frame.key)
@@ -186,7 +189,9 @@ cd = data.detail(frame.fkey, cand, qid, k, frame.key)
 assert bd is not None and cd is not None
 case = bd.case
 st.subheader(f"{md_escape(qid)}: {md_escape(case['question'])}", anchor="side-by-side")
-if picked:  # a row was just selected: bring the side-by-side into view
+opened = (base, cand, qid)
+if st.session_state.get("_cmp_scrolled") != opened:  # a question just opened (row or link): show it
+    st.session_state["_cmp_scrolled"] = opened
     scroll_into_view("side-by-side")
 st.markdown(
     f":blue-badge[{md_escape(row['status'])}] "

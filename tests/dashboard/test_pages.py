@@ -633,3 +633,13 @@ def test_a_link_naming_another_test_sets_run_or_question_says_so(
         "'qid=ragas-00004' in the link is not a question of this test set, but of support-bot/testset.jsonl"
         in texts(at)
     )
+
+
+def test_a_compare_link_to_a_question_the_filters_hide_says_so(monkeypatch: pytest.MonkeyPatch, runs) -> None:  # type: ignore[no-untyped-def]
+    cmp = compare(runs[BASE], runs[CAND], permutations=200)
+    unchanged = cmp.per_question.filter((pl.col("status") == "unchanged") & (pl.col("split") == "dev"))[
+        "qid"
+    ][0]
+    at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND, qid=unchanged)
+    assert f"{unchanged} is open below, but the filters above hide its row (status unchanged)" in texts(at)
+    assert at.session_state["cmp_qid"] == unchanged
