@@ -40,6 +40,8 @@ if frame.other_runs:
 # ---- What changed: the latest run against the one before it (or a chosen baseline).
 latest = ids[-1]
 vs: str | None = None
+if len(ids) == 1:
+    st.caption("One run of this test set so far: what changed shows here once there is a second.")
 if len(ids) > 1:
     st.subheader("What changed in the latest run")
     c1, c2 = st.columns(2)
@@ -103,6 +105,7 @@ with left:
     st.dataframe(
         tables.with_sources(run, table).drop("slice"),
         hide_index=True,
+        height=min(38 + 35 * table.height, 900),  # every metric visible, no scroll inside the table
         column_config={
             "mean": st.column_config.NumberColumn(format="%.3f"),
             "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
@@ -140,6 +143,11 @@ metric_options = table["metric"].to_list()
 chosen = st.multiselect(
     "Metrics", metric_options, default=tables.chart_defaults(metric_options), key="home_trend"
 )
+if frame.group is not None and len(frame.group.versions) > 1:
+    st.caption(
+        f"These runs answered {len(frame.group.versions)} versions of the test set: each point is a mean over "
+        "the questions of its own version (Compare pairs the unchanged ones)."
+    )
 series = tables.trend_series(data.trend_table(frame.fkey, tuple(ids), tuple(chosen), frame.key), chosen)
 if not series:
     st.info("No metric to chart: pick one above that these runs have.")
@@ -168,6 +176,7 @@ else:
         height=380,
         margin={"t": 20, "b": 20},
         yaxis_title="mean (95% CI)",
+        yaxis_rangemode="tozero",
         xaxis={
             "type": "category",
             "title": "run (oldest first)",

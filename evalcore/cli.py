@@ -31,11 +31,26 @@ def _print_problems(problems: list[Problem], stream: Any = None) -> None:
 
 def _load_one(path: str) -> Any:
     """A run folder, or ``RUNS_DIR:RUN_ID``/a run id inside ``$RAGTRIAGE_RUNS``."""
-    from evalcore.runs.load import load_runs, read_run
+    from evalcore.runs.load import discover_runs, load_runs, read_run
 
     p = Path(path)
     if p.is_dir() and (p / "run.json").exists():
         return read_run(p)
+    if p.is_dir():
+        inside = [f.relative_to(p).as_posix() for f in discover_runs(p)][:5]
+        raise InputError(
+            [
+                Problem(
+                    path,
+                    "is a folder without run.json, not a run folder",
+                    hint=(
+                        f"pass one of the run folders in it ({', '.join(inside)})"
+                        if inside
+                        else "a run folder holds run.json and results.jsonl; `evalcore validate DIR` checks a folder"
+                    ),
+                )
+            ]
+        )
     folder = Path(os.environ.get("RAGTRIAGE_RUNS", "sample_runs"))
     if folder.is_dir():
         lr = load_runs(folder)
@@ -376,11 +391,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("import", help="convert TREC or Ragas files into a ragtriage test set + run")
     isub = s.add_subparsers(dest="source", required=True)
-    t = isub.add_parser("trec")
-    t.add_argument("--qrels", required=True)
-    t.add_argument("--run", required=True)
-    t.add_argument("--out", required=True)
-    t.add_argument("--run-id")
+    out_help = (
+        "the runs folder to import into: the test set goes to OUT/testset.jsonl, the run to OUT/RUN_ID/"
+    )
+    t = isub.add_parser("trec", help="TREC qrels + a TREC run (qid Q0 docno rank score tag)")
+    t.add_argument("--qrels", required=True, help="qrels: qid iter docno rel")
+    t.add_argument("--run", required=True, help="run: qid Q0 docno rank score tag")
+    t.add_argument("--out", required=True, help=out_help)
+    t.add_argument("--run-id", help="the run's folder name and id (default: the run's tag)")
     testset_help = (
         "add the run to this existing test set instead of writing OUT/testset.jsonl "
         "(TREC queries matched by qid, Ragas rows by question text)"
@@ -388,9 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--testset", help=testset_help)
     t.set_defaults(func=cmd_import)
     r = isub.add_parser("ragas", help="a Ragas export: CSV, JSON or JSON Lines (Ragas 0.1 column names too)")
-    r.add_argument("file")
-    r.add_argument("--out", required=True)
-    r.add_argument("--run-id")
+    r.add_argument("file", help="the export: .csv, .json or .jsonl")
+    r.add_argument("--out", required=True, help=out_help)
+    r.add_argument("--run-id", help="the run's folder name and id (default: the file's name)")
     r.add_argument("--testset", help=testset_help)
     r.set_defaults(func=cmd_import)
     return p

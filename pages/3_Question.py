@@ -146,6 +146,7 @@ if metrics:
         height=280,
         margin={"t": 10, "b": 10},
         yaxis_title="value",
+        yaxis_rangemode="tozero",
         xaxis={"type": "category", "title": "run (oldest first)"},
     )
     st.plotly_chart(fig, key="q_chart")

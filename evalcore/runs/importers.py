@@ -45,18 +45,33 @@ def chunk_id_for(text: str) -> str:
     return "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _write_testset(path: Path, lines: list[str], source: str) -> None:
+def _write_testset(path: Path, lines: list[str], source: str, match: str) -> None:
     """Write the test set an import made, or reuse the one already there if it holds the same
-    questions; anything else stops with the ways forward (nothing is overwritten)."""
+    questions; anything else stops with the way forward that works (nothing is overwritten).
+    ``match`` is what identifies a question across files: ``qid`` (TREC) or ``question`` (Ragas)."""
     text = "".join(line + "\n" for line in lines)
     if path.exists():
         if _same_questions(path, text):
             return
-        msg = (
-            f"{path} already exists and holds other questions than {source}; nothing was overwritten. "
-            f"To add this run to that test set, pass --testset {path} (its questions are matched by "
-            "qid for TREC, by question text for Ragas); to keep the two apart, import into another --out"
-        )
+        new = [json.loads(line)[match] for line in lines]
+        try:
+            old = {
+                json.loads(line).get(match)
+                for line in path.read_text(encoding="utf-8-sig").splitlines()
+                if line.strip()
+            }
+        except (OSError, ValueError):
+            old = set()
+        absent = sum(1 for q in new if q not in old)
+        apart = f"import into another --out (e.g. {path.parent / Path(source.split()[-1]).stem})"
+        if absent == 0:
+            how = (
+                f"all {len(new)} of its questions are in it (with other labels or answers): to add this run to "
+                f"that test set, pass --testset {path}; to keep the two apart, {apart}"
+            )
+        else:
+            how = f"{absent} of its {len(new)} questions are not in it: to keep the two test sets apart, {apart}"
+        msg = f"{path} already exists and holds other questions than {source}; nothing was overwritten. {how}"
         raise FileExistsError(msg)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
@@ -119,7 +134,7 @@ def import_trec(
         )
     )
     if testset is None:
-        _write_testset(ts, lines.to_series().to_list(), f"the qrels {Path(qrels).name}")
+        _write_testset(ts, lines.to_series().to_list(), f"the qrels {Path(qrels).name}", "qid")
         known = q.select("qid").unique()
     else:
         known = _testset_qids(ts)
@@ -179,6 +194,7 @@ def _read_ragas(path: Path) -> list[dict[str, Any]]:
         rows = data
     if not rows or not all(isinstance(r, dict) for r in rows):
         raise InputError([Problem(str(path), "the export holds no sample", expected="one object per sample")])
+    given = set().union(*rows)  # the file's own column names, for the message
     rows = [
         {RAGAS_01_NAMES.get(k, k) if RAGAS_01_NAMES.get(k, k) not in r else k: v for k, v in r.items()}
         for r in rows
@@ -192,7 +208,7 @@ def _read_ragas(path: Path) -> list[dict[str, Any]]:
                 Problem(
                     str(path),
                     "not a Ragas export: missing column(s) " + ", ".join(missing),
-                    found="columns " + ", ".join(sorted(columns)[:12]),
+                    found="columns " + ", ".join(sorted(given)[:12]),
                     expected=", ".join(f"{c} (Ragas 0.1: {old[c]})" for c in missing),
                     hint="export with Ragas' EvaluationResult.to_pandas().to_csv() or .to_json()",
                 )
@@ -303,7 +319,9 @@ def import_ragas(
         )
     if testset is None:
         ts = out / "testset.jsonl"
-        _write_testset(ts, [json.dumps(c, ensure_ascii=False) for c in cases], f"the export {path.name}")
+        _write_testset(
+            ts, [json.dumps(c, ensure_ascii=False) for c in cases], f"the export {path.name}", "question"
+        )
     else:
         ts = Path(testset)
     notes = None
@@ -340,7 +358,7 @@ def _qids_by_text(testset: Path, rows: list[dict[str, Any]], path: Path) -> dict
         Problem(
             str(path),
             "this question is not in the test set",
-            line=i,
+            line=i + (1 if path.suffix.lower() == ".csv" else 0),  # a CSV's first line is its header
             field="user_input",
             found=str(r["user_input"])[:80],
             hint=f"add it to {testset.name}, or import without --testset to write a test set of its own",

@@ -60,6 +60,9 @@ def test_deep_link_on_a_freshly_started_server(page) -> None:  # type: ignore[no
         assert page.get_by_role(
             "heading", name="hv-026: Which command starts a snapshot immediately?"
         ).is_visible()
+        page.wait_for_timeout(1500)
+        top = page.locator("#side-by-side").evaluate("e => e.getBoundingClientRect().top")
+        assert 0 <= top < 300, f"a link to a question opens scrolled to it (top={top})"
         assert page.get_by_role("link", name="Overview").is_visible(), (
             "the shared frame (navigation) is there"
         )

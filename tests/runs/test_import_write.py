@@ -58,6 +58,7 @@ def test_import_into_a_folder_with_another_test_set_says_how_to_go_on(tmp_path: 
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "holds other questions than the qrels other.qrels; nothing was overwritten" in err
+    assert "all 80 of its questions are in it (with other labels or answers)" in err
     assert f"pass --testset {out / 'testset.jsonl'}" in err and not (out / "b").exists()
     # The way forward it names works: the run joins the existing test set.
     assert main([*args, "--testset", str(out / "testset.jsonl")]) == 0
@@ -241,3 +242,38 @@ def test_run_writer_takes_a_whole_frame_checked_by_the_loaders_rules(tmp_path: P
     w2.add_frame(frame.head(3))
     with pytest.raises(ValueError, match="already added"):
         w2.add_frame(frame.head(1))
+
+
+def test_an_unrelated_export_into_a_taken_folder_is_told_to_keep_apart(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """--testset would fail for questions the test set lacks: the message does not suggest it."""
+    from helpers import write_ragas_exports
+
+    exports = write_ragas_exports(tmp_path)
+    out = tmp_path / "runs"
+    assert main(["import", "ragas", str(exports["support-bot"]), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["import", "ragas", str(exports["hr-policies"]), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "3 of its 3 questions are not in it: to keep the two test sets apart, import into another --out"
+        in err
+    )
+    assert "--testset" not in err
+    # Forced anyway, every row whose question is missing is listed, with the CSV's own line numbers.
+    assert (
+        main(
+            [
+                "import",
+                "ragas",
+                str(exports["hr-policies"]),
+                "--out",
+                str(out),
+                "--testset",
+                str(out / "testset.jsonl"),
+            ]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "hr-policies.csv:2: error: field 'user_input': this question is not in the test set" in err
+    assert err.count("this question is not in the test set") == 3
