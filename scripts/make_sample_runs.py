@@ -118,7 +118,12 @@ def build_docs() -> list[Doc]:
         d = Doc(f"settings/{area}", f"{area.capitalize()} settings", topics[area])
         d.add(
             f"The {area} settings live in the [{area}] section of agent.toml and can also be changed per "
-            "device in the web console. Changes apply at the next snapshot."
+            "device in the web console. "
+            + (
+                "Changes apply to the next restore."
+                if area == "restore"
+                else "Changes apply at the next snapshot."
+            )
         )
         for key, _, what, default, rng in settings:
             d.add(
@@ -377,7 +382,7 @@ def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
             [(c.chunk_id, f"means that {meaning}")],
         )
         add(
-            f"Agent log shows {code}, how do I fix it?",
+            f"I'm getting {code} in the agent log. How do I fix it?",
             {c.chunk_id: 2},
             f"To fix it, {fix}.",
             "identifier",
@@ -398,7 +403,7 @@ def build_cases(docs: list[Doc], rnd: random.Random) -> list[Case]:
             [(c.chunk_id, f"Its default value is {default}")],
         )
         add(
-            f"What else can the {key} setting be set to?",
+            f"Besides its default, what values does {key} accept?",
             {c.chunk_id: 2},
             _rng,
             "identifier",

@@ -89,7 +89,7 @@ ERRORS = [
         "HV-2018",
         "storage",
         "the bucket of an external storage target refused the write",
-        "check the bucket policy grants PutObject to the Harbor Vault role",
+        "check that the bucket policy grants PutObject to the Harbor Vault role",
     ),
     (
         "HV-2024",
@@ -144,7 +144,7 @@ SETTINGS = [
         "scheduling",
         "what happens when a scheduled snapshot is missed",
         "run_next_start (the missed snapshot runs when the agent next starts)",
-        "It can also be skip, which waits for the next slot.",
+        "It can also be set to skip, which waits for the next slot.",
     ),
     (
         "compression_level",
@@ -199,8 +199,8 @@ SETTINGS = [
         "restore_verify",
         "restore",
         "whether restored files are checked against their recorded hashes",
-        "on",
-        "It can be on or off; turning it off makes restores about 15% faster.",
+        "on (every restored file is checked)",
+        "It can be turned off, which makes restores about 15% faster.",
     ),
     (
         "restore_conflict",
