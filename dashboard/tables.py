@@ -344,7 +344,13 @@ def compare_questions(cmp: Comparison, table: pl.DataFrame) -> pl.DataFrame:
     """The filtered per-question table: the question text beside its id, status and diagnosis (blank
     when none), the worst delta and the headline deltas ('–' where a metric does not apply)."""
     questions = cmp.baseline.testset.cases.select("qid", "question", "type", "topic")
-    key = headline(cmp.metrics)
+    # The headline metrics and imported scores that apply to some question of the pair: a column of
+    # nothing but '–' tells a reader nothing.
+    pq = cmp.per_question
+    applies = [m for m in cmp.metrics if pq[f"{m}_delta"].null_count() < pq.height]
+    key = [m for m in headline(cmp.metrics) if m in applies] + [m for m in applies if m.startswith("ext:")][
+        :3
+    ]
     return table.join(questions, on="qid", how="left").select(
         "qid",
         "question",
