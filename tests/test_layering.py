@@ -22,17 +22,26 @@ LAYERS: dict[str, int] = {
     "evalcore.schema": 0,
     "evalcore.cache": 0,
     "evalcore.stats": 0,
+    "evalcore.store": 0,
     "evalcore.metrics": 1,
     "evalcore.runs": 2,
     "evalcore.score": 3,
     "evalcore.comparison": 4,
     "evalcore.question": 4,
     "evalcore.trec_eval": 4,
+    "evalcore.judge": 4,
     "evalcore.gate": 5,
     "evalcore.cli": 6,
 }
 # Within the base layer each module stands alone (DESIGN.md: they import no other evalcore module).
-STANDALONE = {"evalcore._version", "evalcore.errors", "evalcore.schema", "evalcore.cache", "evalcore.stats"}
+STANDALONE = {
+    "evalcore._version",
+    "evalcore.errors",
+    "evalcore.schema",
+    "evalcore.cache",
+    "evalcore.stats",
+    "evalcore.store",
+}
 
 
 def _module_name(path: Path) -> str:

@@ -52,6 +52,18 @@ class Run:
     def label(self) -> str:
         return self.manifest.label or self.manifest.run_id
 
+    @property
+    def results_file(self) -> Path:
+        """The run's results file (parquet if present, else JSON Lines)."""
+        parquet = self.path / "results.parquet"
+        return parquet if parquet.exists() else self.path / "results.jsonl"
+
+    def results_sha256(self) -> str:
+        """The results file's content hash: what judge revisions attach to, besides the run id."""
+        from evalcore.runs.testset import file_sha256
+
+        return file_sha256(self.results_file)
+
 
 @dataclass
 class LoadResult:

@@ -1,0 +1,83 @@
+"""A run as a judge revision sees it: the run's answers and chunks with the revision's verdicts in
+place of the judge output recorded in the run file. Scoring it is ordinary scoring — the
+faithfulness rule and the quote check (:mod:`evalcore.metrics`) apply to the revision's claims as to
+recorded ones, so a SUPPORTED claim whose quote is not in the context it names counts as not
+supported and is flagged.
+
+``recorded`` is the judge output in the run file; ``latest`` the newest revision in the store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import polars as pl
+
+from evalcore.runs.frames import CLAIMS_SCHEMA
+from evalcore.runs.load import Run
+from evalcore.store import Store, Verdict
+
+RECORDED = "recorded"
+LATEST = "latest"
+
+
+def resolve(store: Store, run: Run, which: str, results_sha256: str) -> int | None:
+    """A revision id from ``recorded`` (None), ``latest`` or a number; ``ValueError`` names what exists."""
+    if which == RECORDED:
+        return None
+    revisions = store.revisions(run.run_id, results_sha256)
+    if which == LATEST:
+        if not revisions:
+            msg = f"run {run.run_id} has no judge revision in {store.path}; `evalcore judge` makes one"
+            raise ValueError(msg)
+        return revisions[-1].id
+    ids = {r.id for r in revisions}
+    if not which.isdigit() or int(which) not in ids:
+        known = ", ".join(str(i) for i in sorted(ids)) or "none"
+        msg = f"no revision {which!r} for run {run.run_id} (its revisions: {known}; or 'recorded', 'latest')"
+        raise ValueError(msg)
+    return int(which)
+
+
+def with_verdicts(run: Run, verdicts: list[Verdict], revision_id: int) -> Run:
+    """``run`` judged by these verdicts. A question without a successful verdict has no judge output
+    (its faithfulness, correctness and relevance are not applicable), never the recorded one."""
+    ok = {v.qid: v.output for v in verdicts if v.ok and v.output is not None}
+    claims = [
+        {
+            "qid": qid,
+            "claim_idx": i,
+            "claim": c["claim"],
+            "verdict": c["verdict"],
+            "quote": c.get("quote"),
+            "chunk_id": c.get("chunk_id"),
+        }
+        for qid, out in ok.items()
+        for i, c in enumerate(out["claims"])
+    ]
+    judged = pl.DataFrame(
+        {
+            "qid": list(ok),
+            "n_claims": [len(out["claims"]) for out in ok.values()],
+            "correctness": [out["correctness"]["verdict"] for out in ok.values()],
+            "relevance": [float(out["relevance"]["score"]) for out in ok.values()],
+        },
+        schema={"qid": pl.String, "n_claims": pl.Int64, "correctness": pl.String, "relevance": pl.Float64},
+    )
+    results = run.results.drop("n_claims", "correctness", "relevance").join(judged, on="qid", how="left")
+    results = results.select(run.results.columns)
+    return dataclasses.replace(
+        run,
+        results=results,
+        claims=pl.DataFrame(claims, schema=CLAIMS_SCHEMA),
+        # Scores are cached by source: this run, judged by this revision, is a source of its own.
+        source_key=None if run.source_key is None else f"{run.source_key}|judge-revision-{revision_id}",
+    )
+
+
+def judged_by(store: Store, run: Run, which: str) -> Run:
+    """``run`` under revision ``which`` (``recorded``, ``latest`` or an id)."""
+    rev = resolve(store, run, which, run.results_sha256())
+    if rev is None:
+        return run
+    return with_verdicts(run, store.verdicts(rev), rev)

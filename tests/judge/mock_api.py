@@ -1,0 +1,167 @@
+"""A local HTTP server on 127.0.0.1 that speaks enough of the Anthropic Messages API for the real SDK:
+``POST /v1/messages`` answers with a message whose text is the judge's JSON output.
+
+What it answers depends on the question in the request (``behaviour`` maps a marker in the question
+text to a behaviour), so one server serves a whole rerun with a mix of outcomes:
+
+* ``ok``        — a judge that reads the chunks: a claim per answer sentence, SUPPORTED with that
+                  sentence as the quote when a chunk holds it, else NOT_SUPPORTED;
+* ``fooled``    — a judge that did what an injected instruction said: every claim SUPPORTED, quoting
+                  the answer itself (which is in no chunk);
+* ``429`` / ``529`` — rate limited / overloaded for the first request of that question, then ``ok``;
+* ``slow``      — answers after ``slow_seconds`` (longer than the client's timeout);
+* ``max_tokens`` — output cut off mid-JSON, ``stop_reason: max_tokens``;
+* ``refusal``   — ``stop_reason: refusal`` with no JSON;
+* ``malformed`` — JSON that does not match the schema.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_TAGGED = re.compile(r"<(question|reference|answer)>(.*?)</\1>", re.S)
+_CHUNK = re.compile(r'<chunk id="([^"]*)">(.*?)</chunk>', re.S)
+
+
+class MockAPI:
+    def __init__(self, behaviour: dict[str, str] | None = None, slow_seconds: float = 3.0) -> None:
+        self.behaviour = behaviour or {}
+        self.slow_seconds = slow_seconds
+        self.requests: Counter[str] = Counter()  # question -> requests received
+        self.bodies: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._lock = threading.Lock()
+        self.url = ""
+
+    def what(self, question: str) -> str:
+        for marker, behaviour in self.behaviour.items():
+            if marker in question:
+                return behaviour
+        return "ok"
+
+    def judge(self, user: str, fooled: bool) -> dict[str, Any]:
+        tagged = {k: v for k, v in _TAGGED.findall(user)}
+        chunks = _CHUNK.findall(user)
+        answer = tagged.get("answer", "")
+        claims = []
+        for sentence in [s.strip() for s in re.split(r"(?<=\.)\s+", answer) if s.strip()]:
+            found = next((cid for cid, text in chunks if sentence.rstrip(".") in text), None)
+            if fooled:
+                claims.append(
+                    {
+                        "claim": sentence,
+                        "verdict": "SUPPORTED",
+                        "quote": sentence,
+                        "chunk_id": chunks[0][0] if chunks else None,
+                    }
+                )
+            elif found:
+                claims.append(
+                    {
+                        "claim": sentence,
+                        "verdict": "SUPPORTED",
+                        "quote": sentence.rstrip("."),
+                        "chunk_id": found,
+                    }
+                )
+            else:
+                claims.append(
+                    {"claim": sentence, "verdict": "NOT_SUPPORTED", "quote": None, "chunk_id": None}
+                )
+        ref = tagged.get("reference")
+        correct = ref is not None and ref.strip(".").lower() in answer.lower()
+        return {
+            "claims": claims,
+            "correctness": {
+                "verdict": "correct" if correct else "incorrect",
+                "reason": "compared with the reference",
+            },
+            "relevance": {"score": 0.9 if answer else 0.0, "reason": "addresses the question"},
+        }
+
+
+def _message(body: dict[str, Any], text: str, stop: str, n: int) -> dict[str, Any]:
+    return {
+        "id": f"msg_mock_{n:05d}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "mock"),
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 100 + len(json.dumps(body)) // 4, "output_tokens": max(1, len(text) // 4)},
+    }
+
+
+def _handler(api: MockAPI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:  # quiet
+            pass
+
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            raw = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(raw)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))))
+            user = body["messages"][0]["content"]
+            question = dict(_TAGGED.findall(user)).get("question", "")
+            with api._lock:
+                api.requests[question] += 1
+                attempt = api.requests[question]
+                n = sum(api.requests.values())
+                api.bodies.append(body)
+                api.headers.append({k.lower(): v for k, v in self.headers.items()})
+            what = api.what(question)
+            rid = {"request-id": f"req_mock_{n:05d}"}
+            if what in ("429", "529") and attempt == 1:
+                kind = "rate_limit_error" if what == "429" else "overloaded_error"
+                self._send(
+                    int(what),
+                    {"type": "error", "error": {"type": kind, "message": kind}},
+                    {**rid, "retry-after-ms": "10"},
+                )
+                return
+            if what == "slow":
+                time.sleep(api.slow_seconds)
+            out = json.dumps(api.judge(user, fooled=what == "fooled"))
+            if what == "max_tokens":
+                self._send(200, _message(body, out[: len(out) // 2], "max_tokens", n), rid)
+            elif what == "refusal":
+                self._send(200, _message(body, "I can't help with that.", "refusal", n), rid)
+            elif what == "malformed":
+                self._send(200, _message(body, json.dumps({"claims": "none"}), "end_turn", n), rid)
+            else:
+                self._send(200, _message(body, out, "end_turn", n), rid)
+
+    return Handler
+
+
+@contextmanager
+def mock_api(behaviour: dict[str, str] | None = None, slow_seconds: float = 3.0) -> Iterator[MockAPI]:
+    """A running mock on a free port; ``api.url`` is its base URL (for ``ANTHROPIC_BASE_URL``)."""
+    api = MockAPI(behaviour, slow_seconds)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(api))
+    server.daemon_threads = True
+    api.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield api
+    finally:
+        server.shutdown()
+        server.server_close()
