@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from evalcore._version import __version__
-from evalcore.errors import InputError, Problem
+from evalcore.errors import InputError, Problem, SetupError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -144,10 +144,96 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FAIL if n_err else EXIT_OK
 
 
+def _judged(run: Any, args: argparse.Namespace) -> Any:
+    """The run under the judge revision ``--judge`` names (``recorded``: the run file's own)."""
+    which = getattr(args, "judge", None) or "recorded"
+    if which == "recorded":
+        return run
+    from evalcore.judge.revision import judged_by
+    from evalcore.store import Store
+
+    with Store(args.store) as store:
+        return judged_by(store, run, which)
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from evalcore.judge.client import JudgeConfig, estimate, items_for, rerun
+    from evalcore.store import Store
+
+    run = _load_one(args.run)
+    qids = list(args.qids) if args.qids else None
+    if args.where:
+        tag, _, value = args.where.partition("=")
+        tagged = run.testset.tags.filter((pl.col("tag") == tag) & (pl.col("value") == value))["qid"].to_list()
+        if not tagged:
+            return _err(f"no question has {tag}={value}; tags: {', '.join(run.testset.tag_names())}")
+        qids = [q for q in (qids or tagged) if q in set(tagged)]
+    config = JudgeConfig(**({"model": args.model} if args.model else {}), concurrency=args.concurrency)
+    with Store(args.store) as store:
+        items = items_for(run, qids)
+        if not items:
+            return _err("no question to judge (check --qids / --where)")
+        est = estimate(items, config, store)
+        print(f"judge {config.model} on {run.run_id}: {est}")
+        if args.dry_run:
+            print("dry run: nothing was sent")
+            return EXIT_OK
+        done = [0]
+
+        def progress(v: Any) -> None:
+            done[0] += 1
+            sys.stderr.write(f"\r{done[0]}/{len(items)} judged")
+            sys.stderr.flush()
+
+        report = rerun(run, store, config, qids=[i.qid for i in items], on_verdict=progress)
+        sys.stderr.write("\n")
+        tin, tout = report.tokens
+        dollars = tin / 1e6 * config.price_in + tout / 1e6 * config.price_out
+        print(
+            f"revision {report.revision_id}: {report.judged} judged, {report.cached} from the cache, "
+            f"{len(report.failed)} failed; {tin:,} input + {tout:,} output tokens (${dollars:.2f})"
+        )
+        for v in sorted(report.failed, key=lambda v: v.qid):
+            print(f"  failed {v.qid}: {v.reason}")
+        flagged = _flagged(run, store, report.revision_id)
+        if flagged:
+            print(f"judge errors caught by the quote check (SUPPORTED, quote not in the context): {flagged}")
+        print(f"score it: evalcore metrics {args.run} --judge {report.revision_id}")
+    return EXIT_FAIL if report.failed else EXIT_OK
+
+
+def _flagged(run: Any, store: Any, revision_id: int) -> str:
+    from evalcore.judge.revision import with_verdicts
+    from evalcore.score import score_run
+
+    scores = score_run(with_verdicts(run, store.verdicts(revision_id), revision_id))
+    hit = scores.filter(pl.col("unverified_quotes") > 0)
+    return ", ".join(f"{q} ({n})" for q, n in hit.select("qid", "unverified_quotes").iter_rows())
+
+
+def cmd_revisions(args: argparse.Namespace) -> int:
+    from evalcore.store import Store
+
+    run = _load_one(args.run)
+    sha = run.results_sha256()
+    with Store(args.store) as store:
+        revs = store.revisions(run.run_id)
+    print(
+        f"{run.run_id}: 'recorded' (the judge output in the run file) and {len(revs)} revision(s) in {args.store or 'the store'}"
+    )
+    for r in revs:
+        stale = "" if r.results_sha256 == sha else "  (for an earlier version of the results file)"
+        print(
+            f"  {r.id:>4}  {r.created[:19]}  {r.model}  prompt {r.prompt_hash[:10]}  schema {r.schema_hash[:10]}"
+            f"  {r.verdicts} verdict(s), {r.failed} failed{stale}"
+        )
+    return EXIT_OK
+
+
 def cmd_metrics(args: argparse.Namespace) -> int:
     from evalcore.score import metric_columns, score_run, summarize
 
-    run = _load_one(args.run)
+    run = _judged(_load_one(args.run), args)
     measures = args.measures or None
     scores = score_run(run, measures) if measures else score_run(run)
     metrics = metric_columns(scores)
@@ -189,7 +275,7 @@ def _not_applicable(table: pl.DataFrame) -> None:
 def cmd_compare(args: argparse.Namespace) -> int:
     from evalcore.comparison import SUMMARY_COLUMNS, compare, filter_questions
 
-    base, cand = _load_one(args.baseline), _load_one(args.candidate)
+    base, cand = _judged(_load_one(args.baseline), args), _judged(_load_one(args.candidate), args)
     cmp = compare(
         base, cand, measures=args.measures or _default_measures(), k=args.k, permutations=args.permutations
     )
@@ -314,6 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_validate)
 
     fmt = {"choices": ["table", "json", "csv"], "default": "table"}
+    judge_help = "whose judge verdicts to score with: 'recorded' (the run file's), 'latest' or a revision id"
+    store_help = "the store (default $RAGTRIAGE_STORE, else ~/.local/share/ragtriage/store.sqlite)"
     s = sub.add_parser("metrics", help="means of every metric for one run, with 95%% CIs")
     s.add_argument("run", help="run folder (or a run id under $RAGTRIAGE_RUNS, default sample_runs)")
     s.add_argument(
@@ -325,6 +413,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", **fmt)  # type: ignore[arg-type]
     s.add_argument("--per-question", action="store_true", help="one row per question instead of means")
     s.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples for the CIs")
+    s.add_argument("--judge", default="recorded", help=judge_help)
+    s.add_argument("--store", help=store_help)
     s.set_defaults(func=cmd_metrics)
 
     s = sub.add_parser(
@@ -339,6 +429,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--per-question", action="store_true", help="with --format json/csv: per-question rows")
     s.add_argument("--permutations", type=int, default=10_000)
     s.add_argument("--top", type=int, default=15, help="how many regressed questions to list")
+    s.add_argument("--judge", default="recorded", help=judge_help + " (both runs)")
+    s.add_argument("--store", help=store_help)
     s.add_argument(
         "--include-heldout",
         action="store_true",
@@ -389,6 +481,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.set_defaults(func=cmd_trec)
 
+    s = sub.add_parser("judge", help="judge a run's answers with the Anthropic API into a new revision")
+    s.add_argument("run", help="run folder")
+    s.add_argument("--qids", nargs="+", help="only these questions")
+    s.add_argument("--where", help="only questions with this tag, e.g. topic=billing")
+    s.add_argument("--model", help="the judge model (pinned by default)")
+    s.add_argument("--concurrency", type=int, default=16, help="requests at once (default 16)")
+    s.add_argument("--dry-run", action="store_true", help="print the estimate and send nothing")
+    s.add_argument("--store", help=store_help)
+    s.set_defaults(func=cmd_judge)
+
+    s = sub.add_parser("revisions", help="list a run's judge revisions")
+    s.add_argument("run", help="run folder")
+    s.add_argument("--store", help=store_help)
+    s.set_defaults(func=cmd_revisions)
+
     s = sub.add_parser("import", help="convert TREC or Ragas files into a ragtriage test set + run")
     isub = s.add_subparsers(dest="source", required=True)
     out_help = (
@@ -422,7 +529,7 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         _print_problems(exc.problems)
         return EXIT_USAGE
-    except (ValueError, FileExistsError, FileNotFoundError) as exc:
+    except (ValueError, FileExistsError, FileNotFoundError, SetupError) as exc:
         return _err(str(exc))
     except BrokenPipeError:  # `evalcore ... | head`
         return EXIT_OK

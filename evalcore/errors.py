@@ -105,3 +105,7 @@ def short(value: object, limit: int = 60) -> str:
     """A value as it should appear in an error message: repr, cut to ``limit`` characters."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class SetupError(Exception):
+    """Something the user must set up before a command can run (an API key); the message says how."""

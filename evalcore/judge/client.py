@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from evalcore.errors import SetupError
 from evalcore.judge.prompt import SYSTEM, JudgeOutput, cache_key, prompt_hash, schema_hash, user_message
 from evalcore.metrics.generation import context_chunks
 from evalcore.runs.load import Run
@@ -36,6 +37,10 @@ class JudgeConfig:
     concurrency: int = 16
     timeout: float = 60.0  # seconds per request
     max_retries: int = 4  # the SDK's, with exponential backoff and retry-after
+    # Dollars per million tokens (input, output), for estimates before spending; set them for your
+    # model and contract. The default is the list price of the default model when this was written.
+    price_in: float = 3.0
+    price_out: float = 15.0
 
     @property
     def judge(self) -> tuple[str, str, str]:
@@ -99,7 +104,7 @@ def make_client(config: JudgeConfig, *, transport: Any = None, api_key: str | No
     key = api_key or os.environ.get("ANTHROPIC_API_KEY")
     if not key:
         msg = "no API key: set ANTHROPIC_API_KEY (it is read from the environment, never stored)"
-        raise RuntimeError(msg)
+        raise SetupError(msg)
     http = httpx2.AsyncClient(
         transport=transport, timeout=config.timeout, event_hooks={"response": [_remember_body]}
     )
@@ -172,6 +177,40 @@ async def _ask(client: Any, config: JudgeConfig, item: Item, key: str) -> Verdic
 def _short(text: str, n: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a rerun would cost before it is asked for: questions, how many the cache already holds,
+    tokens (a local estimate: characters / 4 plus the instructions; the judge's output assumed at
+    300 tokens a question) and dollars at the configured prices."""
+
+    questions: int
+    cached: int
+    input_tokens: int
+    output_tokens: int
+    dollars: float
+
+    def __str__(self) -> str:
+        todo = self.questions - self.cached
+        return (
+            f"{self.questions} question(s): {self.cached} in the cache (free), {todo} to judge; about "
+            f"{self.input_tokens:,} input and {self.output_tokens:,} output tokens, ${self.dollars:.2f} "
+            "(local estimate: characters / 4; prices from the judge configuration)"
+        )
+
+
+OUTPUT_TOKENS_GUESS = 300
+
+
+def estimate(items: list[Item], config: JudgeConfig, store: Store) -> Estimate:
+    todo = [i for i in items if store.cached(i.key(config.model)) is None]
+    tokens_in = sum(
+        (len(SYSTEM) + len(user_message(i.question, i.reference, i.answer, i.chunks))) // 4 for i in todo
+    )
+    tokens_out = OUTPUT_TOKENS_GUESS * len(todo)
+    dollars = tokens_in / 1e6 * config.price_in + tokens_out / 1e6 * config.price_out
+    return Estimate(len(items), len(items) - len(todo), tokens_in, tokens_out, dollars)
 
 
 @dataclass

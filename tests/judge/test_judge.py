@@ -142,7 +142,9 @@ def test_the_key_is_sent_but_never_stored(env, tmp_path: Path) -> None:  # type:
 def test_without_a_key_the_judge_says_how_to_set_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     run = load_run(make_run(tmp_path))
-    with pytest.raises(RuntimeError, match="set ANTHROPIC_API_KEY"):
+    from evalcore.errors import SetupError
+
+    with pytest.raises(SetupError, match="set ANTHROPIC_API_KEY"):
         rerun(run, Store(tmp_path / "s.sqlite"), CONFIG, qids=["q-ok"])
 
 
@@ -154,3 +156,36 @@ def test_judged_text_cannot_close_its_tag() -> None:
     )
     assert msg.count("</answer>") == 1 and msg.count("<chunk ") == 1
     assert json.dumps(msg)  # plain text
+
+
+def test_the_cli_judges_lists_revisions_and_scores_with_one(env, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from evalcore.cli import main
+
+    api, run, _store = env
+    db = str(tmp_path / "cli.sqlite")
+    args = ["judge", str(run.path), "--store", db, "--qids", "q-ok", "q-inject", "q-cut"]
+    assert main([*args, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "3 question(s): 0 in the cache (free), 3 to judge; about" in out
+        and "dry run: nothing was sent" in out
+    )
+    assert sum(api.requests.values()) == 0
+    assert main(args) == 1, "a failed judgment is a non-zero exit"
+    out = capsys.readouterr().out
+    assert "revision 1: 2 judged, 0 from the cache, 1 failed" in out
+    assert "failed q-cut: the judge's output was cut off at max_tokens" in out
+    assert "judge errors caught by the quote check (SUPPORTED, quote not in the context): q-inject (2)" in out
+    assert main([*args[:4], "--qids", "q-ok", "--dry-run"]) == 0
+    assert "1 question(s): 1 in the cache (free), 0 to judge" in capsys.readouterr().out
+    assert main(["revisions", str(run.path), "--store", db]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "'recorded' (the judge output in the run file) and 1 revision(s)" in out
+        and "3 verdict(s), 1 failed" in out
+    )
+    assert main(["metrics", str(run.path), "--store", db, "--judge", "1", "--format", "json"]) == 0
+    means = {r["metric"]: r for r in json.loads(capsys.readouterr().out)}
+    assert means["faithfulness"]["n"] == 2 and means["faithfulness"]["mean"] == 0.5
+    assert main(["metrics", str(run.path), "--store", db, "--judge", "7"]) == 2
+    assert "no revision '7' for run" in capsys.readouterr().err
