@@ -216,6 +216,9 @@ def compare_summary(cmp: Comparison) -> pl.DataFrame:
             .sort("_order", pl.col("better").fill_null(0.0), "_pos")
         )
         .pipe(shown, {"improved": "d", "regressed": "d"})
+        .with_columns(
+            sig=pl.when(pl.col("comparable")).then(pl.col("sig")).otherwise(pl.lit("judge changed"))
+        )
         .select("sig", *SUMMARY_COLUMNS, "direction")
         .select("metric", pl.exclude("metric"))
     )

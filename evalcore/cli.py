@@ -168,7 +168,24 @@ def cmd_judge(args: argparse.Namespace) -> int:
         if not tagged:
             return _err(f"no question has {tag}={value}; tags: {', '.join(run.testset.tag_names())}")
         qids = [q for q in (qids or tagged) if q in set(tagged)]
-    config = JudgeConfig(**({"model": args.model} if args.model else {}), concurrency=args.concurrency)
+    model = args.model
+    if args.like:
+        other = _load_one(args.like)
+        with Store(args.store) as store:  # judged here before: its newest revision's judge
+            revs = store.revisions(other.run_id, other.results_sha256())
+        like = revs[-1].judge if revs else other.judge
+        if like is None:
+            return _err(f"{args.like} does not record its judge (run.json 'judge'); pass --model instead")
+        from evalcore.judge.prompt import prompt_hash, schema_hash
+
+        wanted_model, wanted_prompt, wanted_schema = like
+        if wanted_prompt not in (prompt_hash(), "") or wanted_schema not in (schema_hash(), ""):
+            return _err(
+                f"{args.like} was judged with another prompt or schema ({other.judge_text()}) than this "
+                "version of evalcore has; re-judge both runs with this one to compare them"
+            )
+        model = wanted_model
+    config = JudgeConfig(**({"model": model} if model else {}), concurrency=args.concurrency)
     with Store(args.store) as store:
         items = items_for(run, qids)
         if not items:
@@ -332,10 +349,10 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from evalcore.gate import GatePolicy, junit_report, markdown_report, run_gate, write_per_question
 
     policy = GatePolicy.from_toml(args.config) if args.config else GatePolicy.default()
-    base, cand = _load_one(args.baseline), _load_one(args.candidate)
+    base, cand = _judged(_load_one(args.baseline), args), _judged(_load_one(args.candidate), args)
     measures = list(dict.fromkeys([*_default_measures(), *policy.measures]))
     cmp = compare(base, cand, measures=measures, k=policy.k, permutations=args.permutations)
-    res = run_gate(cmp, policy)
+    res = run_gate(cmp, policy, allow_judge_change=args.allow_judge_change)
     md = markdown_report(res)
     if args.summary:
         Path(args.summary).parent.mkdir(parents=True, exist_ok=True)
@@ -443,6 +460,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--baseline", required=True)
     s.add_argument("--candidate", required=True)
+    s.add_argument(
+        "--allow-judge-change",
+        action="store_true",
+        help="gate faithfulness, correctness and relevance even when the runs' judges differ",
+    )
+    s.add_argument("--judge", default="recorded", help=judge_help + " (both runs)")
+    s.add_argument("--store", help=store_help)
     s.add_argument("--config", help="TOML policy (see docs/ci-gate.md)")
     s.add_argument("--summary", help="append a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
     s.add_argument("--junit", help="write JUnit XML here")
@@ -486,6 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--qids", nargs="+", help="only these questions")
     s.add_argument("--where", help="only questions with this tag, e.g. topic=billing")
     s.add_argument("--model", help="the judge model (pinned by default)")
+    s.add_argument("--like", help="judge as this other run was judged (its model), so the two compare")
     s.add_argument("--concurrency", type=int, default=16, help="requests at once (default 16)")
     s.add_argument("--dry-run", action="store_true", help="print the estimate and send nothing")
     s.add_argument("--store", help=store_help)

@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from evalcore.cache import cached_frame, code_version
-from evalcore.metrics.catalogue import DEFAULT_MEASURES, EPS, metric_info
+from evalcore.metrics.catalogue import DEFAULT_MEASURES, EPS, JUDGED, metric_info
 from evalcore.metrics.measures import Measure
 from evalcore.metrics.retrieval import rank
 from evalcore.runs.groups import describe_left_out, same_test_set, shared_questions
@@ -38,6 +38,9 @@ class Comparison:
     summary: pl.DataFrame  # metric, n, baseline, candidate, delta, ci_low, ci_high, p, p_holm, ...
     # Runs of two versions of one test set: questions left out because they changed, per reason.
     left_out: dict[str, int] = field(default_factory=dict)
+    # Set when the two runs were judged by different judges (model, prompt or schema): the judged
+    # metrics then compare the judges, not the systems. Says how to re-judge the baseline.
+    judge_change: str | None = None
 
     @property
     def note(self) -> str:
@@ -164,14 +167,32 @@ def compare(
     summary = _summarise(
         joined.with_columns(slice=pl.lit("all")), metrics, group="slice", permutations=permutations
     )
+    change = judge_change(baseline, candidate)
+    summary = summary.drop("slice").with_columns(
+        comparable=pl.lit(change is None) | ~pl.col("metric").is_in(list(JUDGED))
+    )
     return Comparison(
         baseline=baseline,
         candidate=candidate,
         k=k,
         metrics=tuple(metrics),
         per_question=joined.sort("worst_delta", "qid", nulls_last=True),
-        summary=summary.drop("slice"),
+        summary=summary,
         left_out=left_out,
+        judge_change=change,
+    )
+
+
+def judge_change(baseline: Run, candidate: Run) -> str | None:
+    """Why the judged metrics of two runs are not comparable (None if they are, or if a run does
+    not say which judge it had): a changed judge is not a changed system."""
+    a, b = baseline.judge, candidate.judge
+    if a is None or b is None or a == b:
+        return None
+    return (
+        f"the runs were judged by different judges (baseline: {baseline.judge_text()}; candidate: "
+        f"{candidate.judge_text()}), so {', '.join(JUDGED)} compare the judges, not the systems. "
+        f"Re-judge the baseline with the candidate's judge: evalcore judge {baseline.path} --like {candidate.path}"
     )
 
 

@@ -135,16 +135,35 @@ class GateResult:
     comparison: Comparison | None = None
 
     @property
+    def incomparable(self) -> bool:
+        """A gated metric could not be judged: the runs' judges differ (and that was not allowed)."""
+        return any(c["status"] == "incomparable" for c in self.checks)
+
+    @property
     def exit_code(self) -> int:
-        return 0 if self.passed else 1
+        """0 pass, 1 a regression, 2 the comparison cannot be trusted as it stands (a changed judge)."""
+        return 2 if self.incomparable else 0 if self.passed else 1
 
 
-def run_gate(cmp: Comparison, policy: GatePolicy) -> GateResult:
-    """Apply ``policy`` to a comparison."""
+def run_gate(cmp: Comparison, policy: GatePolicy, *, allow_judge_change: bool = False) -> GateResult:
+    """Apply ``policy`` to a comparison. When the runs' judges differ, the judged metrics are not
+    gated (status ``incomparable``, exit 2) unless ``allow_judge_change``."""
     summary = {r["metric"]: r for r in cmp.summary.iter_rows(named=True)}
     checks = []
     for rule in policy.rules:
         row = summary.get(rule.metric)
+        if cmp.judge_change and metric_info(rule.metric).judged and not allow_judge_change:
+            checks.append(
+                {
+                    "metric": rule.metric,
+                    "status": "incomparable",
+                    "severity": rule.severity,
+                    "reason": "the runs were judged by different judges; re-judge the baseline, or pass "
+                    "--allow-judge-change",
+                    "max_drop": rule.max_drop,
+                }
+            )
+            continue
         if row is None or row["n"] == 0:
             checks.append(
                 {
@@ -205,7 +224,9 @@ def run_gate(cmp: Comparison, policy: GatePolicy) -> GateResult:
                 "diagnosis": r["diagnosis"],
             }
         )
-    passed = all(c["status"] != "fail" for c in checks) and all(m["status"] == "pass" for m in must)
+    passed = all(c["status"] not in ("fail", "incomparable") for c in checks) and all(
+        m["status"] == "pass" for m in must
+    )
     return GateResult(passed=passed, checks=checks, must_pass=must, comparison=cmp)
 
 
@@ -217,7 +238,7 @@ def markdown_report(res: GateResult) -> str:
     """A summary fit for ``$GITHUB_STEP_SUMMARY``."""
     cmp = res.comparison
     assert cmp is not None
-    icon = {"pass": "✅", "fail": "❌", "warn": "⚠️", "skipped": "➖"}
+    icon = {"pass": "✅", "fail": "❌", "warn": "⚠️", "skipped": "➖", "incomparable": "⛔"}
     lines = [
         f"## RAG eval gate: {'✅ passed' if res.passed else '❌ failed'}",
         "",
@@ -226,6 +247,7 @@ def markdown_report(res: GateResult) -> str:
         + (f" → `{cmp.candidate.testset.version}`" if cmp.left_out else "")
         + f", on the {cmp.note}.",
         "",
+        *([f"**Judge changed:** {cmp.judge_change}", ""] if cmp.judge_change else []),
         "| metric | baseline | candidate | Δ (95% CI) | p (Holm) | tolerance | result |",
         "|---|---:|---:|---:|---:|---:|---|",
     ]

@@ -59,6 +59,8 @@ if problem:
 cmp = data.comparison(frame.fkey, base, cand, k, frame.key)
 
 st.subheader("Summary")
+if cmp.judge_change:
+    st.warning(md_escape(cmp.judge_change[0].upper() + cmp.judge_change[1:]), icon=":material/gavel:")
 moves = tables.moves_by_change(tables.significant_moves(cmp))
 if "worse" in moves:
     st.error(

@@ -13,8 +13,10 @@ import dataclasses
 
 import polars as pl
 
+from evalcore.judge.prompt import PROMPT_VERSION
 from evalcore.runs.frames import CLAIMS_SCHEMA
 from evalcore.runs.load import Run
+from evalcore.schema import JudgeConfig
 from evalcore.store import Store, Verdict
 
 RECORDED = "recorded"
@@ -39,7 +41,9 @@ def resolve(store: Store, run: Run, which: str, results_sha256: str) -> int | No
     return int(which)
 
 
-def with_verdicts(run: Run, verdicts: list[Verdict], revision_id: int) -> Run:
+def with_verdicts(
+    run: Run, verdicts: list[Verdict], revision_id: int, judge: tuple[str, str, str] | None = None
+) -> Run:
     """``run`` judged by these verdicts. A question without a successful verdict has no judge output
     (its faithfulness, correctness and relevance are not applicable), never the recorded one."""
     ok = {v.qid: v.output for v in verdicts if v.ok and v.output is not None}
@@ -66,8 +70,22 @@ def with_verdicts(run: Run, verdicts: list[Verdict], revision_id: int) -> Run:
     )
     results = run.results.drop("n_claims", "correctness", "relevance").join(judged, on="qid", how="left")
     results = results.select(run.results.columns)
+    manifest = run.manifest
+    if judge is not None:  # the run now carries this revision's judge, for comparisons to check
+        model, prompt, schema = judge
+        manifest = manifest.model_copy(
+            update={
+                "judge": JudgeConfig(
+                    model=model,
+                    prompt_version=f"{PROMPT_VERSION} (revision {revision_id})",
+                    prompt_sha256=prompt,
+                    schema_sha256=schema,
+                )
+            }
+        )
     return dataclasses.replace(
         run,
+        manifest=manifest,
         results=results,
         claims=pl.DataFrame(claims, schema=CLAIMS_SCHEMA),
         # Scores are cached by source: this run, judged by this revision, is a source of its own.
@@ -80,4 +98,5 @@ def judged_by(store: Store, run: Run, which: str) -> Run:
     rev = resolve(store, run, which, run.results_sha256())
     if rev is None:
         return run
-    return with_verdicts(run, store.verdicts(rev), rev)
+    revision = store.revision(rev)
+    return with_verdicts(run, store.verdicts(rev), rev, revision.judge if revision else None)

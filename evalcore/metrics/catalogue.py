@@ -58,6 +58,11 @@ class MetricInfo:
         return delta if self.higher_is_better else -delta
 
     @property
+    def judged(self) -> bool:
+        """Whether the judge's verdicts make this metric (so a changed judge changes it)."""
+        return self.name in JUDGED
+
+    @property
     def needs(self) -> str:
         """What a question must have for the metric to apply to it, in words (why it may be n/a)."""
         return _NEEDS.get(self.name) or {
@@ -107,6 +112,8 @@ GENERATION: dict[str, MetricInfo] = {
     ]
 }
 GENERATION_METRICS: tuple[str, ...] = tuple(GENERATION)
+# Made from the judge's verdicts: not comparable between runs judged by different judges.
+JUDGED: tuple[str, ...] = ("faithfulness", "correctness", "relevance")
 _NEEDS = {
     "faithfulness": "judge claims about the answer",
     "correctness": "a judge verdict on an answerable question",

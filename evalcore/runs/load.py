@@ -53,6 +53,22 @@ class Run:
         return self.manifest.label or self.manifest.run_id
 
     @property
+    def judge(self) -> tuple[str, str, str] | None:
+        """Who produced the run's judge verdicts — (model, prompt, schema), each as precise as the
+        run says — or None when it does not say (then no judge change can be detected)."""
+        j = self.manifest.judge
+        if j is None or j.model is None:
+            return None
+        return (j.model, j.prompt_sha256 or j.prompt_version or "", j.schema_sha256 or "")
+
+    def judge_text(self) -> str:
+        j = self.manifest.judge
+        if j is None or j.model is None:
+            return "an unrecorded judge"
+        prompt = j.prompt_version or (j.prompt_sha256 or "")[:10]
+        return f"{j.model}" + (f" · prompt {prompt}" if prompt else "")
+
+    @property
     def results_file(self) -> Path:
         """The run's results file (parquet if present, else JSON Lines)."""
         parquet = self.path / "results.parquet"

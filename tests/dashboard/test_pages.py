@@ -643,3 +643,15 @@ def test_a_compare_link_to_a_question_the_filters_hide_says_so(monkeypatch: pyte
     at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND, qid=unchanged)
     assert f"{unchanged} is open below, but the filters above hide its row (status unchanged)" in texts(at)
     assert at.session_state["cmp_qid"] == unchanged
+
+
+def test_compare_says_when_the_judge_changed(monkeypatch: pytest.MonkeyPatch, runs_copy: Path) -> None:
+    manifest = runs_copy / CAND / "run.json"
+    obj = json.loads(manifest.read_text())
+    obj["judge"] = {"model": "claude-other-judge", "prompt_version": "faithfulness-v4"}
+    manifest.write_text(json.dumps(obj))
+    at = open_page(monkeypatch, "pages/2_Compare.py", folder=runs_copy, base=BASE, cand=CAND)
+    assert "The runs were judged by different judges" in texts(at)
+    assert f"evalcore judge {runs_copy / BASE} --like {runs_copy / CAND}" in texts(at)
+    summary = at.dataframe[0].value.set_index("metric")
+    assert summary.loc["faithfulness", "sig"] == "judge changed" and summary.loc["R@5", "sig"] == ""

@@ -189,3 +189,59 @@ def test_the_cli_judges_lists_revisions_and_scores_with_one(env, tmp_path: Path,
     assert means["faithfulness"]["n"] == 2 and means["faithfulness"]["mean"] == 0.5
     assert main(["metrics", str(run.path), "--store", db, "--judge", "7"]) == 2
     assert "no revision '7' for run" in capsys.readouterr().err
+
+
+def test_a_changed_judge_is_not_a_changed_system(runs_copy: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from evalcore import compare, load_runs
+    from evalcore.cli import main
+
+    base, cand = "2026-11-02-hybrid-rerank", "2026-11-16-rerank-prompt-v2"
+    manifest = runs_copy / cand / "run.json"
+    obj = json.loads(manifest.read_text())
+    obj["judge"] = {"model": "claude-other-judge", "prompt_version": "faithfulness-v4"}
+    manifest.write_text(json.dumps(obj))
+    runs = load_runs(runs_copy).runs
+    cmp = compare(runs[base], runs[cand], permutations=200)
+    assert (
+        cmp.judge_change and f"evalcore judge {runs[base].path} --like {runs[cand].path}" in cmp.judge_change
+    )
+    comparable = dict(cmp.summary.select("metric", "comparable").iter_rows())
+    assert (
+        comparable["faithfulness"] is False and comparable["R@5"] is True and comparable["abstention"] is True
+    )
+    args = [
+        "gate",
+        "--baseline",
+        str(runs_copy / base),
+        "--candidate",
+        str(runs_copy / cand),
+        "--permutations",
+        "200",
+    ]
+    assert main(args) == 2, "the gate will not judge judged metrics across judges"
+    out = capsys.readouterr().out
+    assert "**Judge changed:** the runs were judged by different judges" in out
+    assert "| faithfulness |" in out and "⛔ incomparable" in out
+    assert main([*args, "--allow-judge-change"]) == 1, (
+        "told to, it gates as before (the prompt regression fails)"
+    )
+    # --like takes the other run's judge; a prompt this evalcore does not have cannot be reproduced.
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "judge",
+                str(runs_copy / base),
+                "--like",
+                str(runs_copy / cand),
+                "--dry-run",
+                "--store",
+                str(runs_copy / "s.db"),
+            ]
+        )
+        == 2
+    )
+    assert (
+        "was judged with another prompt or schema (claude-other-judge · prompt faithfulness-v4)"
+        in capsys.readouterr().err
+    )
