@@ -83,16 +83,22 @@ def items_for(run: Run, qids: Iterable[str] | None = None) -> list[Item]:
 
 # The raw body of the response a task's request got: the SDK parses it for us, but when parsing
 # fails (output cut off by max_tokens, a refusal) the verdict still records what the API said.
-_LAST_BODY: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("_LAST_BODY", default=None)
+_LAST_BODY: contextvars.ContextVar[bytes | None] = contextvars.ContextVar("_LAST_BODY", default=None)
 
 
 async def _remember_body(response: Any) -> None:
-    if response.request.url.path.endswith("/messages") and response.status_code == 200:
+    if response.status_code == 200 and response.request.url.path.endswith("/messages"):
         await response.aread()
-        try:
-            _LAST_BODY.set(json.loads(response.content))
-        except ValueError:
-            _LAST_BODY.set(None)
+        _LAST_BODY.set(response.content)  # parsed only if the SDK's parse fails
+
+
+def _last_body() -> dict[str, Any]:
+    raw = _LAST_BODY.get()
+    try:
+        body = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
 
 
 def make_client(config: JudgeConfig, *, transport: Any = None, api_key: str | None = None) -> Any:
@@ -141,7 +147,7 @@ async def _ask(client: Any, config: JudgeConfig, item: Item, key: str) -> Verdic
     except anthropic.APIConnectionError as exc:
         return Verdict(item.qid, key, False, reason=f"could not reach the API: {_short(str(exc))}")
     except ValidationError:
-        body = _LAST_BODY.get() or {}
+        body = _last_body()
         stop = body.get("stop_reason")
         usage = body.get("usage") or {}
         reason = {

@@ -9,6 +9,7 @@ inside the tags is an instruction.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -71,11 +72,13 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+@functools.cache
 def prompt_hash() -> str:
     """The hash of everything in the request besides the judged text: instructions and layout."""
     return _sha(PROMPT_VERSION + "\n" + SYSTEM + "\n" + user_message("{q}", "{r}", "{a}", [("{id}", "{t}")]))
 
 
+@functools.cache
 def schema_hash() -> str:
     return _sha(SCHEMA_VERSION + "\n" + json.dumps(JudgeOutput.model_json_schema(), sort_keys=True))
 

@@ -32,9 +32,12 @@ _CHUNK = re.compile(r'<chunk id="([^"]*)">(.*?)</chunk>', re.S)
 
 
 class MockAPI:
-    def __init__(self, behaviour: dict[str, str] | None = None, slow_seconds: float = 3.0) -> None:
+    def __init__(
+        self, behaviour: dict[str, str] | None = None, slow_seconds: float = 3.0, latency: float = 0.0
+    ) -> None:
         self.behaviour = behaviour or {}
         self.slow_seconds = slow_seconds
+        self.latency = latency  # seconds every answer takes (the benchmark's fixed latency)
         self.requests: Counter[str] = Counter()  # question -> requests received
         self.bodies: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -103,6 +106,8 @@ def _message(body: dict[str, Any], text: str, stop: str, n: int) -> dict[str, An
 
 def _handler(api: MockAPI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the real API: a connection per request costs
+
         def log_message(self, *args: Any) -> None:  # quiet
             pass
 
@@ -138,6 +143,8 @@ def _handler(api: MockAPI) -> type[BaseHTTPRequestHandler]:
                 return
             if what == "slow":
                 time.sleep(api.slow_seconds)
+            elif api.latency:
+                time.sleep(api.latency)
             out = json.dumps(api.judge(user, fooled=what == "fooled"))
             if what == "max_tokens":
                 self._send(200, _message(body, out[: len(out) // 2], "max_tokens", n), rid)
@@ -152,9 +159,11 @@ def _handler(api: MockAPI) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def mock_api(behaviour: dict[str, str] | None = None, slow_seconds: float = 3.0) -> Iterator[MockAPI]:
+def mock_api(
+    behaviour: dict[str, str] | None = None, slow_seconds: float = 3.0, latency: float = 0.0
+) -> Iterator[MockAPI]:
     """A running mock on a free port; ``api.url`` is its base URL (for ``ANTHROPIC_BASE_URL``)."""
-    api = MockAPI(behaviour, slow_seconds)
+    api = MockAPI(behaviour, slow_seconds, latency)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(api))
     server.daemon_threads = True
     api.url = f"http://127.0.0.1:{server.server_address[1]}"
@@ -165,3 +174,14 @@ def mock_api(behaviour: dict[str, str] | None = None, slow_seconds: float = 3.0)
     finally:
         server.shutdown()
         server.server_close()
+
+
+if __name__ == "__main__":  # a mock in its own process (the benchmark: no GIL shared with the client)
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--latency", type=float, default=0.0)
+    a = ap.parse_args()
+    with mock_api(latency=a.latency) as running:
+        print(running.url, flush=True)
+        threading.Event().wait()
