@@ -297,4 +297,17 @@ def rerun(
             if client is not None:
                 await client.close()
 
-    return RerunReport(rev, asyncio.run(go()))
+    return RerunReport(rev, _run(go()))
+
+
+def _run(coro: Any) -> Any:
+    """Run a coroutine to its end from synchronous code — also where an event loop is already running
+    in this thread (a notebook, a browser-automation session): then on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="evalcore-judge") as pool:
+        return pool.submit(asyncio.run, coro).result()

@@ -245,3 +245,21 @@ def test_a_changed_judge_is_not_a_changed_system(runs_copy: Path, capsys) -> Non
         "was judged with another prompt or schema (claude-other-judge · prompt faithfulness-v4)"
         in capsys.readouterr().err
     )
+
+
+def test_a_rerun_works_where_an_event_loop_is_already_running(env) -> None:  # type: ignore[no-untyped-def]
+    """A notebook or a browser-automation session runs a loop in the main thread."""
+    import asyncio
+
+    _api, run, store = env
+
+    import threading
+
+    async def inside() -> int:
+        return rerun(run, store, CONFIG, qids=["q-ok"]).judged
+
+    got: list[int] = []  # a thread of its own: this test may itself run where a loop is running
+    t = threading.Thread(target=lambda: got.append(asyncio.run(inside())))
+    t.start()
+    t.join()
+    assert got == [1]
