@@ -17,11 +17,14 @@ import streamlit as st
 from dashboard import tables
 from evalcore import Comparison, LoadResult, compare, load_runs, score_run, summarize
 from evalcore.comparison import incomparable
+from evalcore.errors import SetupError
+from evalcore.judge.client import Estimate, RerunReport
 from evalcore.metrics.retrieval import preload
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
 from evalcore.runs.groups import TestSetGroup, find_group, group_runs
 from evalcore.score import ceilings as score_ceilings
 from evalcore.score import score_runs, trend
+from evalcore.store import Revision, Store
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RUNS = ROOT / "sample_runs"
@@ -112,9 +115,53 @@ def trend_table(folder: str, run_ids: tuple[str, ...], metrics: tuple[str, ...],
     return trend([runs[r] for r in run_ids], metrics, all_scores(folder, key))
 
 
-def detail(folder: str, run_id: str, qid: str, k: int, key: Key) -> QuestionDetail | None:
-    # Not cached: one question's rows are a filter away, and caching would copy its long texts.
-    return question_detail(_load(folder, key).runs[run_id], qid, k=k)
+def detail(
+    folder: str, run_id: str, qid: str, k: int, key: Key, judge: str = "recorded"
+) -> QuestionDetail | None:
+    """One question of one run, judged by ``judge`` (``recorded``: the run file's verdicts; else a
+    revision id in the store). Not cached: one question's rows are a filter away, and caching would
+    copy its long texts."""
+    run = _load(folder, key).runs[run_id]
+    if judge != "recorded":
+        from evalcore.judge.revision import judged_by
+
+        run = judged_by(store(), run, judge)
+    return question_detail(run, qid, k=k)
+
+
+# ---- the judge: revisions in the store, and re-judging from the page
+
+
+@st.cache_resource(show_spinner=False)
+def store() -> Store:
+    """The store (``$RAGTRIAGE_STORE`` or the user's data folder), opened once per server."""
+    return Store()
+
+
+def revisions(folder: str, run_id: str, key: Key) -> list[Revision]:
+    """The run's judge revisions for its results file as it is now, oldest first."""
+    run = _load(folder, key).runs[run_id]
+    return store().revisions(run.run_id, run.results_sha256())
+
+
+def judge_key_in_env() -> bool:
+    return bool(os.environ.get("ANTHROPIC_API_KEY"))
+
+
+def judge_estimate(folder: str, run_id: str, qids: list[str], key: Key) -> Estimate:
+    from evalcore.judge.client import JudgeConfig, estimate, items_for
+
+    run = _load(folder, key).runs[run_id]
+    return estimate(items_for(run, qids), JudgeConfig(), store())
+
+
+def rejudge(folder: str, run_id: str, qids: list[str], key: Key, api_key: str | None) -> RerunReport:
+    """Judge these questions of the run into a new revision. The key is the environment's, or one
+    typed into this browser session (passed through, never stored)."""
+    from evalcore.judge.client import JudgeConfig, rerun
+
+    run = _load(folder, key).runs[run_id]
+    return rerun(run, store(), JudgeConfig(), qids=qids, api_key=api_key or None)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -129,6 +176,7 @@ def overview_table(result: LoadResult, run_ids: list[str]) -> pl.DataFrame:
 
 
 __all__ = [
+    "SetupError",
     "across_runs",
     "all_scores",
     "ceilings",
@@ -138,10 +186,15 @@ __all__ = [
     "find_group",
     "groups",
     "incomparable",
+    "judge_estimate",
+    "judge_key_in_env",
     "load",
     "overview_table",
+    "rejudge",
+    "revisions",
     "runs_folder",
     "scores",
+    "store",
     "summary",
     "trend_table",
 ]

@@ -113,7 +113,18 @@ if not run_ids:
 if st.session_state.get("q_run") not in run_ids:
     st.session_state["q_run"] = run_ids[-1]
 run_id = st.session_state["q_run"]
-d = data.detail(frame.fkey, run_id, qid, k, frame.key)
+# Whose verdicts: the run file's own ("recorded"), or a judge revision from the store.
+revs = data.revisions(frame.fkey, run_id, frame.key)
+judge_labels = {"recorded": "recorded (the run file's)"} | {
+    str(r.id): f"revision {r.id} · {r.model} · {r.created[:16].replace('T', ' ')} · {r.verdicts} verdict(s)"
+    for r in revs
+}
+if "q_judge_pending" in st.session_state:  # a re-judge just made this revision
+    st.session_state["q_judge"] = st.session_state.pop("q_judge_pending")
+if st.session_state.get("q_judge") not in judge_labels:
+    st.session_state["q_judge"] = "recorded"
+judge = st.session_state["q_judge"]
+d = data.detail(frame.fkey, run_id, qid, k, frame.key, judge=judge)
 assert d is not None  # the run answered it (it is in the history)
 case = d.case  # this run's own test set: a relabeled question shows the labels this run was scored on
 
@@ -157,6 +168,45 @@ st.dataframe(tables.history_table(history), hide_index=True)
 # One run at a time: with many runs, rendering every run's chunks at once would be slow to read and load.
 # Option labels of a segmented control are markdown: a run label must not become a link or an image.
 st.segmented_control("Run", run_ids, key="q_run", format_func=lambda r: md_escape(runs[r].label))
+c_judge, c_rejudge = st.columns(2)
+with c_judge:
+    st.selectbox(
+        "Judge verdicts",
+        list(judge_labels),
+        key="q_judge",
+        format_func=lambda j: judge_labels[j],
+        help="The run file's own judge output, or a revision made with `evalcore judge` or Re-judge.",
+    )
+with c_rejudge, st.expander("Re-judge this question", icon=":material/gavel:"):
+    st.caption(md_escape(str(data.judge_estimate(frame.fkey, run_id, [qid], frame.key))))
+    api_key = None
+    if not data.judge_key_in_env():
+        api_key = st.text_input(
+            "Anthropic API key",
+            type="password",
+            key="judge_key",
+            help="Kept in this browser session only: never written to disk, logs, the store or the URL.",
+        )
+        if not api_key:
+            st.caption(
+                "No API key on the server: paste one above, or start the dashboard with ANTHROPIC_API_KEY set."
+            )
+    if st.button("Re-judge", key="q_rejudge", disabled=not (data.judge_key_in_env() or api_key)):
+        try:
+            with st.spinner("Judging…"):
+                report = data.rejudge(frame.fkey, run_id, [qid], frame.key, api_key)
+        except data.SetupError as exc:
+            st.error(md_escape(str(exc)))
+        else:
+            if report.failed:
+                st.error(
+                    md_escape(
+                        f"Revision {report.revision_id}: the judgment failed: {report.failed[0].reason}"
+                    )
+                )
+            st.session_state["q_judge_pending"] = str(report.revision_id)
+            if not report.failed:
+                st.rerun()
 QuestionView.from_state().publish()
 left, right = st.columns(2)
 with left:

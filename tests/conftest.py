@@ -24,6 +24,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     retrieval kernel compiled once (numba needs several seconds on a fresh machine, which would
     otherwise land inside whichever test or dashboard server first scores a run)."""
     os.environ["RAGTRIAGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="ragtriage-test-cache-")
+    # Nor the user's store of judge revisions.
+    os.environ["RAGTRIAGE_STORE"] = str(
+        Path(tempfile.mkdtemp(prefix="ragtriage-test-store-")) / "store.sqlite"
+    )
     if os.environ.get("CI") == "true":
         import importlib.util
 

@@ -1,0 +1,53 @@
+"""Re-judging from the Question page, against the local Messages API mock: the key typed into the
+page stays in the session, the new revision shows at once, and a revision's verdicts are what the
+page then shows."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from mock_api import mock_api
+from streamlit.testing.v1 import AppTest
+from test_judge import KEY, make_run
+
+from helpers import ROOT
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches() -> None:
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def test_rejudge_a_question_from_the_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_run(tmp_path)
+    monkeypatch.setenv("RAGTRIAGE_RUNS", str(tmp_path))
+    monkeypatch.setenv("RAGTRIAGE_STORE", str(tmp_path / "store.sqlite"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with mock_api() as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.switch_page("pages/3_Question.py")
+        at.query_params["qid"] = "q-ok"
+        at.run()
+        assert not at.exception, at.exception
+        assert at.selectbox(key="q_judge").value == "recorded"
+        assert at.button(key="q_rejudge").disabled, "no key yet: nothing to send"
+        assert any("No API key on the server" in c.value for c in at.caption)
+        captions = [re.sub(r"\\(.)", r"\1", c.value) for c in at.caption]
+        assert any("1 question(s): 0 in the cache (free), 1 to judge" in c for c in captions)
+        at.text_input(key="judge_key").input(KEY).run()
+        at.button(key="q_rejudge").click().run()
+        assert not at.exception, at.exception
+        assert sum(api.requests.values()) == 1
+        judge = at.selectbox(key="q_judge")
+        assert judge.value == "1" and "revision 1 · claude-sonnet-4-5" in judge.format_func(judge.value)
+        # The page now shows the revision's verdicts: the mock judge's claim, with its quote.
+        assert any(m.value.startswith(":green-badge[SUPPORTED]") for m in at.markdown)
+        # The key went to the API, and nowhere else: not the URL, not the store.
+        assert KEY not in str(dict(at.query_params))
+        assert KEY.encode() not in (tmp_path / "store.sqlite").read_bytes()
