@@ -222,3 +222,21 @@ def test_a_folder_of_two_unrelated_imported_test_sets(page, tmp_path: Path) -> N
         page.goto(f"{url}/Question")
         wait_rendered(page)
         assert page.get_by_text("Test set").first.is_visible()
+
+
+def test_a_typed_api_key_is_masked_and_never_reaches_the_url(page, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The Re-judge panel's key field: masked while typed, never shown back, not in the link."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    key = "sk-ant-browser-test-key-0123456789"
+    with dashboard() as url:
+        page.goto(f"{url}/Question?qid=hv-026")
+        wait_rendered(page)
+        page.get_by_text("Re-judge this question").click()
+        field = page.get_by_label("Anthropic API key", exact=True)
+        assert field.get_attribute("type") == "password"
+        field.fill(key)
+        field.press("Enter")
+        wait_rendered(page)
+        assert key not in page.url
+        assert key not in page.locator("body").inner_text(), "the key is never shown back as text"
+        assert page.get_by_role("button", name="Re-judge").is_enabled()
