@@ -495,22 +495,8 @@ def delta_table(table: pl.DataFrame) -> pl.DataFrame:
         .sort("slice", maintain_order=True)
         .with_columns(sig=_significance())
         .pipe(shown, {"improved": "d", "regressed": "d"})
-        .select(
-            "slice",
-            "metric",
-            "n",
-            "baseline",
-            "candidate",
-            "delta",
-            "ci_low",
-            "ci_high",
-            "p_holm",
-            "sig",
-            "improved",
-            "regressed",
-            "small",
-            "direction",
-        )
+        .select("slice", "sig", *SUMMARY_COLUMNS, "small", "direction")
+        .select("slice", "metric", pl.exclude("slice", "metric"))
     )
 
 
