@@ -239,4 +239,6 @@ def test_a_typed_api_key_is_masked_and_never_reaches_the_url(page, monkeypatch) 
         wait_rendered(page)
         assert key not in page.url
         assert key not in page.locator("body").inner_text(), "the key is never shown back as text"
-        assert page.get_by_role("button", name="Re-judge").is_enabled()
+        from playwright.sync_api import expect
+
+        expect(page.get_by_role("button", name="Re-judge", exact=True)).to_be_enabled(timeout=30_000)

@@ -263,3 +263,26 @@ def test_a_rerun_works_where_an_event_loop_is_already_running(env) -> None:  # t
     t.start()
     t.join()
     assert got == [1]
+
+
+def test_two_reruns_on_one_store_at_once_lose_nothing(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Two processes' worth of writers (two connections, two threads) on one SQLite store."""
+    import threading
+
+    _api, run, _store = env
+    path = tmp_path / "shared.sqlite"
+    reports = []
+
+    def one(qids: list[str]) -> None:
+        with Store(path) as s:
+            reports.append(rerun(run, s, CONFIG, qids=qids))
+
+    threads = [threading.Thread(target=one, args=(q,)) for q in (["q-ok", "q-429"], ["q-529", "q-inject"])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with Store(path) as s:
+        revs = s.revisions(run.run_id)
+        assert sorted(r.verdicts for r in revs) == [2, 2]
+        assert {v.qid for r in revs for v in s.verdicts(r.id)} == {"q-ok", "q-429", "q-529", "q-inject"}
