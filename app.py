@@ -148,6 +148,9 @@ if frame.group is not None and len(frame.group.versions) > 1:
         f"These runs answered {len(frame.group.versions)} versions of the test set: each point is a mean over "
         "the questions of its own version (Compare pairs the unchanged ones)."
     )
+mixed_judges = tables.judges_note([runs[r] for r in ids])
+if mixed_judges:
+    st.warning(md_escape(mixed_judges), icon=":material/gavel:")
 series = tables.trend_series(data.trend_table(frame.fkey, tuple(ids), tuple(chosen), frame.key), chosen)
 if not series:
     st.info("No metric to chart: pick one above that these runs have.")

@@ -34,6 +34,7 @@ __all__ = [
     "headline",
     "history_table",
     "judge_text",
+    "judges_note",
     "mean_grid",
     "metric_source",
     "most_regressed",
@@ -307,6 +308,19 @@ def metric_source(run: Run, metric: str) -> str:
     if not metric.startswith("ext:"):
         return "evalcore"
     return f"{run.manifest.external_metrics.get(metric[4:], 'external')} (imported)"
+
+
+def judges_note(runs: list[Run]) -> str | None:
+    """When the runs of a trend were judged by more than one judge: which runs had which, since the
+    judged metrics then move with the judge as well as the system. None when one judge (or unknown)."""
+    by: dict[str, list[str]] = {}
+    for r in runs:
+        if r.judge is not None:
+            by.setdefault(r.judge_text(), []).append(r.run_id)
+    if len(by) < 2:
+        return None
+    parts = "; ".join(f"{judge}: {', '.join(ids)}" for judge, ids in by.items())
+    return f"These runs were judged by {len(by)} judges ({parts}): faithfulness, correctness and relevance move with the judge too."
 
 
 def system_shown(run: Run) -> dict[str, Any]:

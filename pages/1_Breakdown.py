@@ -163,9 +163,12 @@ if vs is None:
         },
     )
 else:
+    pair = data.comparison(frame.fkey, vs, run_id, 5, frame.key)
+    if pair.judge_change:
+        st.warning(md_escape(pair.judge_change[0].upper() + pair.judge_change[1:]), icon=":material/gavel:")
     st.caption(
         f"**{md_escape(frame.label(run_id))}** vs baseline **{md_escape(frame.label(vs))}** — mean paired delta per slice "
-        f"on the {md_escape(data.comparison(frame.fkey, vs, run_id, 5, frame.key).note)}; "
+        f"on the {md_escape(pair.note)}; "
         "blue = better, red = worse (by each metric's direction); ★ = significant after Holm correction "
         "across every cell (p < 0.05); † = fewer than 30 questions; blank: the metric applies to no question "
         "of the slice."

@@ -655,3 +655,17 @@ def test_compare_says_when_the_judge_changed(monkeypatch: pytest.MonkeyPatch, ru
     assert f"evalcore judge {runs_copy / BASE} --like {runs_copy / CAND}" in texts(at)
     summary = at.dataframe[0].value.set_index("metric")
     assert summary.loc["faithfulness", "sig"] == "judge changed" and summary.loc["R@5", "sig"] == ""
+
+
+def test_breakdown_and_the_trend_say_when_judges_differ(
+    monkeypatch: pytest.MonkeyPatch, runs_copy: Path
+) -> None:
+    manifest = runs_copy / CAND / "run.json"
+    obj = json.loads(manifest.read_text())
+    obj["judge"] = {"model": "claude-other-judge", "prompt_version": "faithfulness-v4"}
+    manifest.write_text(json.dumps(obj))
+    at = open_page(monkeypatch, "pages/1_Breakdown.py", folder=runs_copy, run=CAND, vs=BASE)
+    assert "The runs were judged by different judges" in texts(at)
+    at = open_page(monkeypatch, folder=runs_copy)
+    assert "These runs were judged by 2 judges" in texts(at)
+    assert f"claude-other-judge · prompt faithfulness-v4: {CAND}" in texts(at)
