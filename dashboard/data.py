@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import streamlit as st
@@ -144,6 +145,16 @@ def revisions(folder: str, run_id: str, key: Key) -> list[Revision]:
     return store().revisions(run.run_id, run.results_sha256())
 
 
+def revision_diff(folder: str, run_id: str, a: str, b: str, qid: str, key: Key) -> dict[str, Any] | None:
+    """How one question's verdicts differ between two judgings (``recorded`` or revision ids); None
+    when they do not."""
+    from evalcore.judge.revision import diff, judged_by
+
+    run = _load(folder, key).runs[run_id]
+    changed = diff(judged_by(store(), run, a), judged_by(store(), run, b)).filter(pl.col("qid") == qid)
+    return changed.row(0, named=True) if changed.height else None
+
+
 def judge_key_in_env() -> bool:
     return bool(os.environ.get("ANTHROPIC_API_KEY"))
 
@@ -191,6 +202,7 @@ __all__ = [
     "load",
     "overview_table",
     "rejudge",
+    "revision_diff",
     "revisions",
     "runs_folder",
     "scores",

@@ -30,6 +30,7 @@ __all__ = [
     "delta_grid",
     "delta_table",
     "describe_moves",
+    "diff_text",
     "filter_questions",
     "headline",
     "history_table",
@@ -308,6 +309,22 @@ def metric_source(run: Run, metric: str) -> str:
     if not metric.startswith("ext:"):
         return "evalcore"
     return f"{run.manifest.external_metrics.get(metric[4:], 'external')} (imported)"
+
+
+def diff_text(change: dict[str, Any], a: str, b: str) -> str:
+    """One question's revision diff in words (plain text; the page escapes it)."""
+    lines = [
+        f"From {a} to {b}: faithfulness {_num(change['faithfulness_a'])} → {_num(change['faithfulness_b'])}; "
+        f"quotes the check rejected {change['quotes_rejected_a']} → {change['quotes_rejected_b']}."
+    ]
+    lines += [f"+ {c}" for c in change["claims_added"]]
+    lines += [f"− {c}" for c in change["claims_removed"]]
+    lines += [f"flipped: {c}" for c in change["verdicts_flipped"]]
+    return "\n".join(lines)
+
+
+def _num(v: float | None) -> str:
+    return NA if v is None else f"{v:.3f}"
 
 
 def judges_note(runs: list[Run]) -> str | None:

@@ -233,6 +233,16 @@ def cmd_revisions(args: argparse.Namespace) -> int:
 
     run = _load_one(args.run)
     sha = run.results_sha256()
+    if args.diff:
+        from evalcore.judge.revision import diff, judged_by
+
+        a, b = args.diff
+        with Store(args.store) as store:
+            changed = diff(judged_by(store, run, a), judged_by(store, run, b))
+        print(f"{run.run_id}: verdicts of {a} → {b}, {changed.height} question(s) differ")
+        if changed.height:
+            print(_table(changed, args.format if args.format != "table" else "table"))
+        return EXIT_OK
     with Store(args.store) as store:
         revs = store.revisions(run.run_id)
     print(
@@ -516,9 +526,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--store", help=store_help)
     s.set_defaults(func=cmd_judge)
 
-    s = sub.add_parser("revisions", help="list a run's judge revisions")
+    s = sub.add_parser("revisions", help="list a run's judge revisions, or --diff two of them")
     s.add_argument("run", help="run folder")
     s.add_argument("--store", help=store_help)
+    s.add_argument(
+        "--diff",
+        nargs=2,
+        metavar=("A", "B"),
+        help="per question: claims added/removed, verdicts flipped, scores",
+    )
+    s.add_argument("--format", **fmt)  # type: ignore[arg-type]
     s.set_defaults(func=cmd_revisions)
 
     s = sub.add_parser("import", help="convert TREC or Ragas files into a ragtriage test set + run")

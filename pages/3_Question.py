@@ -177,6 +177,21 @@ with c_judge:
         format_func=lambda j: judge_labels[j],
         help="The run file's own judge output, or a revision made with `evalcore judge` or Re-judge.",
     )
+    if len(judge_labels) > 1:
+        other = st.selectbox(
+            "Diff against",
+            [j for j in judge_labels if j != judge],
+            index=None,
+            key="q_judge_vs",
+            format_func=lambda j: judge_labels[j],
+            placeholder="another judging of this answer",
+        )
+        if other is not None:
+            change = data.revision_diff(frame.fkey, run_id, other, judge, qid, frame.key)
+            if change is None:
+                st.caption("The two judgings of this answer agree.")
+            else:
+                st.markdown(md_escape(tables.diff_text(change, judge_labels[other], judge_labels[judge])))
 with c_rejudge, st.expander("Re-judge this question", icon=":material/gavel:"):
     st.caption(md_escape(str(data.judge_estimate(frame.fkey, run_id, [qid], frame.key))))
     api_key = None

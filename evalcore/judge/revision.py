@@ -100,3 +100,55 @@ def judged_by(store: Store, run: Run, which: str) -> Run:
         return run
     revision = store.revision(rev)
     return with_verdicts(run, store.verdicts(rev), rev, revision.judge if revision else None)
+
+
+def diff(a: Run, b: Run) -> pl.DataFrame:
+    """How the verdicts of two judgings of one run differ, per question: claims only in ``a`` or
+    only in ``b`` (by claim text), claims whose verdict flipped, faithfulness under each, and the
+    SUPPORTED quotes the quote check rejected under each. Questions where nothing differs are left out.
+
+    ``a`` and ``b`` are the run under two revisions (:func:`judged_by`), ``recorded`` included."""
+    from evalcore.score import score_run
+
+    def claims(run: Run) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        for qid, claim, verdict in run.claims.select("qid", "claim", "verdict").iter_rows():
+            out.setdefault(qid, {})[claim] = verdict
+        return out
+
+    ca, cb = claims(a), claims(b)
+    sa = score_run(a, []).select("qid", "faithfulness", "unverified_quotes")
+    sb = score_run(b, []).select("qid", "faithfulness", "unverified_quotes")
+    fa = {q: (f, u) for q, f, u in sa.iter_rows()}
+    fb = {q: (f, u) for q, f, u in sb.iter_rows()}
+    rows = []
+    for qid in sorted(set(fa) | set(fb)):
+        x, y = ca.get(qid, {}), cb.get(qid, {})
+        added = sorted(set(y) - set(x))
+        removed = sorted(set(x) - set(y))
+        flipped = sorted(f"{c}: {x[c]} → {y[c]}" for c in set(x) & set(y) if x[c] != y[c])
+        (f1, u1), (f2, u2) = fa.get(qid, (None, 0)), fb.get(qid, (None, 0))
+        if added or removed or flipped or f1 != f2 or u1 != u2:
+            rows.append(
+                {
+                    "qid": qid,
+                    "faithfulness_a": f1,
+                    "faithfulness_b": f2,
+                    "claims_added": added,
+                    "claims_removed": removed,
+                    "verdicts_flipped": flipped,
+                    "quotes_rejected_a": u1,
+                    "quotes_rejected_b": u2,
+                }
+            )
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
+        "qid": pl.String,
+        "faithfulness_a": pl.Float64,
+        "faithfulness_b": pl.Float64,
+        "claims_added": pl.List(pl.String),
+        "claims_removed": pl.List(pl.String),
+        "verdicts_flipped": pl.List(pl.String),
+        "quotes_rejected_a": pl.Int64,
+        "quotes_rejected_b": pl.Int64,
+    }
+    return pl.DataFrame(rows, schema=schema)

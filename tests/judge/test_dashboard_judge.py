@@ -48,6 +48,11 @@ def test_rejudge_a_question_from_the_page(tmp_path: Path, monkeypatch: pytest.Mo
         assert judge.value == "1" and "revision 1 · claude-sonnet-4-5" in judge.format_func(judge.value)
         # The page now shows the revision's verdicts: the mock judge's claim, with its quote.
         assert any(m.value.startswith(":green-badge[SUPPORTED]") for m in at.markdown)
+        # The new revision against the run file's own verdicts (which hold none): what changed.
+        at.selectbox(key="q_judge_vs").select("recorded").run()
+        diff = "\n".join(re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown)
+        assert "From recorded (the run file's) to revision 1" in diff and "faithfulness – → 1.000" in diff
+        assert "+ Snapshots on the Team plan are kept for 90 days." in diff
         # The key went to the API, and nowhere else: not the URL, not the store.
         assert KEY not in str(dict(at.query_params))
         assert KEY.encode() not in (tmp_path / "store.sqlite").read_bytes()
