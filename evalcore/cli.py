@@ -202,7 +202,14 @@ def cmd_judge(args: argparse.Namespace) -> int:
             sys.stderr.write(f"\r{done[0]}/{len(items)} judged")
             sys.stderr.flush()
 
-        report = rerun(run, store, config, qids=[i.qid for i in items], on_verdict=progress)
+        try:
+            report = rerun(run, store, config, qids=[i.qid for i in items], on_verdict=progress)
+        except KeyboardInterrupt:
+            sys.stderr.write(
+                f"\ninterrupted: the {done[0]} verdict(s) that arrived are in the store; run the same "
+                "command again to judge the rest (what is done comes from the cache, free)\n"
+            )
+            return 130
         sys.stderr.write("\n")
         tin, tout = report.tokens
         dollars = tin / 1e6 * config.price_in + tout / 1e6 * config.price_out
