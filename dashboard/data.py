@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,9 +89,32 @@ def ceilings(folder: str, run_id: str, by: str | None, metrics: tuple[str, ...],
 
 
 @st.cache_resource(show_spinner="Comparing runs…", max_entries=32)
-def comparison(folder: str, base: str, cand: str, k: int, key: Key) -> Comparison:
+def comparison(
+    folder: str, base: str, cand: str, k: int, key: Key, judge: str = "recorded", stamp: int = 0
+) -> Comparison:
+    """Baseline vs candidate, with the verdicts ``judge`` names for both (``recorded``: the run
+    files'; ``latest``: each run's newest revision in the store). ``stamp`` (the store's newest
+    revision id) renews the cached comparison when a re-judge added a revision."""
     runs = _load(folder, key).runs
-    return compare(runs[base], runs[cand], k=k, scores=(scores(folder, base, key), scores(folder, cand, key)))
+    if judge == "recorded":
+        return compare(
+            runs[base], runs[cand], k=k, scores=(scores(folder, base, key), scores(folder, cand, key))
+        )
+    from evalcore.judge.revision import judged_by
+
+    pair = [judged_by(store(), runs[r], judge) for r in (base, cand)]
+    return compare(pair[0], pair[1], k=k)
+
+
+def judged_runs(folder: str, run_ids: list[str], key: Key) -> dict[str, int]:
+    """For each run, its newest revision id in the store (runs without one are left out)."""
+    runs = _load(folder, key).runs
+    out = {}
+    for r in run_ids:
+        revs = store().revisions(r, runs[r].results_sha256())
+        if revs:
+            out[r] = revs[-1].id
+    return out
 
 
 @st.cache_data(show_spinner="Testing each slice…", max_entries=128)
@@ -166,13 +190,20 @@ def judge_estimate(folder: str, run_id: str, qids: list[str], key: Key) -> Estim
     return estimate(items_for(run, qids), JudgeConfig(), store())
 
 
-def rejudge(folder: str, run_id: str, qids: list[str], key: Key, api_key: str | None) -> RerunReport:
+def rejudge(
+    folder: str,
+    run_id: str,
+    qids: list[str],
+    key: Key,
+    api_key: str | None,
+    on_verdict: Callable[[Any], None] | None = None,
+) -> RerunReport:
     """Judge these questions of the run into a new revision. The key is the environment's, or one
     typed into this browser session (passed through, never stored)."""
     from evalcore.judge.client import JudgeConfig, rerun
 
     run = _load(folder, key).runs[run_id]
-    return rerun(run, store(), JudgeConfig(), qids=qids, api_key=api_key or None)
+    return rerun(run, store(), JudgeConfig(), qids=qids, api_key=api_key or None, on_verdict=on_verdict)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -199,6 +230,7 @@ __all__ = [
     "incomparable",
     "judge_estimate",
     "judge_key_in_env",
+    "judged_runs",
     "load",
     "overview_table",
     "rejudge",

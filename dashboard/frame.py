@@ -225,3 +225,25 @@ def link_to_question(qid: str) -> None:
         )
     except st.errors.StreamlitPageNotFoundError:
         st.markdown(f"[{text}](Question?{urlencode({'qid': qid})})")
+
+
+REJUDGE_CONFIRM_ABOVE = 1.00  # dollars: a re-judge estimated above this asks to be confirmed
+
+
+def rejudge_key_field(key: str) -> str | None:
+    """The API key for a re-judge: the server's environment's, or one typed here. A typed key is a
+    password field kept in this browser session only — never written to disk, logs, the store or
+    the URL, never shown back."""
+    if data.judge_key_in_env():
+        return None
+    typed = st.text_input(
+        "Anthropic API key",
+        type="password",
+        key=key,
+        help="Kept in this browser session only: never written to disk, logs, the store or the URL.",
+    )
+    if not typed:
+        st.caption(
+            "No API key on the server: paste one above, or start the dashboard with ANTHROPIC_API_KEY set."
+        )
+    return typed or None

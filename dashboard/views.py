@@ -146,6 +146,7 @@ class CompareView(View):
     answerable: str | None = _param("cmp_ans", expect="'yes' or 'no'")
     heldout: bool = _param("cmp_held", False, parse=_flag)
     qid: str | None = _param("cmp_qid")
+    judge: str = _param("cmp_judge", "recorded", expect="'recorded' or 'latest'")
 
 
 @dataclass(frozen=True)

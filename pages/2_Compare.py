@@ -5,7 +5,14 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import data, tables
-from dashboard.frame import complain, link_to_question, need_runs, setup
+from dashboard.frame import (
+    REJUDGE_CONFIRM_ABOVE,
+    complain,
+    link_to_question,
+    need_runs,
+    rejudge_key_field,
+    setup,
+)
 from dashboard.render import (
     chunks_side_by_side,
     claim_list,
@@ -38,6 +45,7 @@ complain(
             "status": lambda v: v in tables.STATUSES,
             "tag": _tag_ok,
             "answerable": lambda v: v in ("yes", "no"),
+            "judge": lambda v: v in ("recorded", "latest"),
         },
         base=ids[-2],
         cand=ids[-1],
@@ -56,7 +64,28 @@ problem = data.incomparable(runs[base], runs[cand])
 if problem:
     st.error(md_escape(problem[0].upper() + problem[1:] + "."))
     st.stop()
-cmp = data.comparison(frame.fkey, base, cand, k, frame.key)
+# Whose verdicts: the run files' own, or each run's newest judge revision (after a re-judge).
+judged = data.judged_runs(frame.fkey, [base, cand], frame.key)
+if judged:
+    st.selectbox(
+        "Judge verdicts",
+        ["recorded", "latest"],
+        key="cmp_judge",
+        format_func=lambda j: (
+            "recorded (the run files')" if j == "recorded" else "latest revision of each run"
+        ),
+        help="Revisions come from `evalcore judge` or Re-judge below; both runs must have one for 'latest'.",
+    )
+judge = st.session_state.get("cmp_judge", "recorded")
+if judge == "latest" and len(judged) < 2:
+    missing = [frame.label(r) for r in (base, cand) if r not in judged]
+    st.warning(
+        md_escape(
+            f"No judge revision yet for {', '.join(missing)}: showing the recorded verdicts. Re-judge below."
+        )
+    )
+    judge = "recorded"
+cmp = data.comparison(frame.fkey, base, cand, k, frame.key, judge, max(judged.values(), default=0))
 
 st.subheader("Summary")
 if cmp.judge_change:
@@ -164,6 +193,48 @@ st.download_button(
     mime="text/csv",
     icon=":material/download:",
 )
+listed = view["qid"].to_list()
+with st.expander(f"Re-judge the {len(listed)} question(s) listed above", icon=":material/gavel:"):
+    which = st.radio(
+        "Runs", ["both", "baseline", "candidate"], horizontal=True, key="cmp_rejudge_runs",
+        help="Both, so that the two sides are judged by the same judge and stay comparable.",
+    )  # fmt: skip
+    targets = [base, cand] if which == "both" else [base] if which == "baseline" else [cand]
+    estimates = [data.judge_estimate(frame.fkey, r, listed, frame.key) for r in targets]
+    dollars = sum(e.dollars for e in estimates)
+    st.caption(
+        md_escape(" · ".join(f"{frame.label(r)}: {e}" for r, e in zip(targets, estimates, strict=True)))
+    )
+    api_key = rejudge_key_field("cmp_judge_key")
+    confirmed = dollars <= REJUDGE_CONFIRM_ABOVE or st.checkbox(
+        f"Spend about ${dollars:.2f}", key="cmp_rejudge_ok"
+    )
+    go = st.button(
+        "Re-judge",
+        key="cmp_rejudge",
+        disabled=not listed or not confirmed or not (data.judge_key_in_env() or api_key),
+    )
+    if go:
+        bar = st.progress(0.0, text="Judging…")
+        total, done = len(listed) * len(targets), [0]
+
+        def tick(_: object) -> None:
+            done[0] += 1
+            bar.progress(done[0] / total, text=f"{done[0]}/{total} judged")
+
+        failures = []
+        try:
+            for r in targets:
+                report = data.rejudge(frame.fkey, r, listed, frame.key, api_key, on_verdict=tick)
+                failures += [(r, v) for v in report.failed]
+        except data.SetupError as exc:
+            st.error(md_escape(str(exc)))
+        else:
+            for r, v in failures:
+                st.error(md_escape(f"{frame.label(r)} · {v.qid}: {v.reason}"))
+            st.session_state["cmp_judge"] = "latest"
+            if not failures:
+                st.rerun()
 
 rows = event.selection.rows if event is not None else []
 sel_marker = (tuple(rows), view.height, tuple(view["qid"].head(50).to_list()))

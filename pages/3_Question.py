@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import data, tables
-from dashboard.frame import complain, need_runs, setup
+from dashboard.frame import complain, need_runs, rejudge_key_field, setup
 from dashboard.render import (
     chunk_list,
     claim_list,
@@ -194,18 +194,7 @@ with c_judge:
                 st.markdown(md_escape(tables.diff_text(change, judge_labels[other], judge_labels[judge])))
 with c_rejudge, st.expander("Re-judge this question", icon=":material/gavel:"):
     st.caption(md_escape(str(data.judge_estimate(frame.fkey, run_id, [qid], frame.key))))
-    api_key = None
-    if not data.judge_key_in_env():
-        api_key = st.text_input(
-            "Anthropic API key",
-            type="password",
-            key="judge_key",
-            help="Kept in this browser session only: never written to disk, logs, the store or the URL.",
-        )
-        if not api_key:
-            st.caption(
-                "No API key on the server: paste one above, or start the dashboard with ANTHROPIC_API_KEY set."
-            )
+    api_key = rejudge_key_field("judge_key")
     if st.button("Re-judge", key="q_rejudge", disabled=not (data.judge_key_in_env() or api_key)):
         try:
             with st.spinner("Judging…"):

@@ -56,3 +56,41 @@ def test_rejudge_a_question_from_the_page(tmp_path: Path, monkeypatch: pytest.Mo
         # The key went to the API, and nowhere else: not the URL, not the store.
         assert KEY not in str(dict(at.query_params))
         assert KEY.encode() not in (tmp_path / "store.sqlite").read_bytes()
+
+
+def test_rejudge_the_listed_questions_of_both_runs_from_compare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_judge import CHUNK, QUESTIONS
+
+    from evalcore import RunWriter
+
+    make_run(tmp_path)
+    with RunWriter(tmp_path / "run2", testset=tmp_path / "testset.jsonl", system={"prompt": "v2"}) as w:
+        for qid in QUESTIONS:
+            w.add(
+                qid,
+                retrieved=[{"chunk_id": "c1", "score": 1.0, "text": CHUNK}],
+                answer="The Team plan costs $99.",
+            )
+    monkeypatch.setenv("RAGTRIAGE_RUNS", str(tmp_path))
+    monkeypatch.setenv("RAGTRIAGE_STORE", str(tmp_path / "store.sqlite"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with mock_api() as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.switch_page("pages/2_Compare.py")
+        at.query_params["base"], at.query_params["cand"] = "run", "run2"
+        at.query_params["status"] = ["regressed", "mixed", "improved", "unchanged"]
+        at.run()
+        assert not at.exception, at.exception
+        assert "faithfulness" not in set(at.dataframe[0].value["metric"]), "no judge output recorded yet"
+        at.text_input(key="cmp_judge_key").input(KEY).run()
+        at.button(key="cmp_rejudge").click().run()
+        assert not at.exception, at.exception
+        assert sum(api.requests.values()) == 2 * len(QUESTIONS), "every listed question, in both runs"
+        assert at.selectbox(key="cmp_judge").value == "latest"
+        summary = at.dataframe[0].value.set_index("metric")
+        # The mock judge reads the chunks: run's answers are in them, run2's "$99" is not.
+        assert summary.loc["faithfulness", "delta"] < 0
+        assert KEY not in str(dict(at.query_params))
