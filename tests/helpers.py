@@ -199,3 +199,13 @@ def two_testset_versions(runs: Path, run_id: str) -> Path:
     obj["test_set"] = {"path": "../testset-v2.jsonl", "sha256": file_sha256(v2)}
     manifest.write_text(json.dumps(obj))
     return runs
+
+
+def judged_by_another_judge(runs: Path, run_id: str) -> None:
+    """Record in ``run_id``'s run.json that another judge (model and prompt) made its verdicts."""
+    import json
+
+    manifest = runs / run_id / "run.json"
+    obj = json.loads(manifest.read_text())
+    obj["judge"] = {"model": "claude-other-judge", "prompt_version": "faithfulness-v4"}
+    manifest.write_text(json.dumps(obj))

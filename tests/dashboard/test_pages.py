@@ -646,10 +646,9 @@ def test_a_compare_link_to_a_question_the_filters_hide_says_so(monkeypatch: pyte
 
 
 def test_compare_says_when_the_judge_changed(monkeypatch: pytest.MonkeyPatch, runs_copy: Path) -> None:
-    manifest = runs_copy / CAND / "run.json"
-    obj = json.loads(manifest.read_text())
-    obj["judge"] = {"model": "claude-other-judge", "prompt_version": "faithfulness-v4"}
-    manifest.write_text(json.dumps(obj))
+    from helpers import judged_by_another_judge
+
+    judged_by_another_judge(runs_copy, CAND)
     at = open_page(monkeypatch, "pages/2_Compare.py", folder=runs_copy, base=BASE, cand=CAND)
     assert "The runs were judged by different judges" in texts(at)
     assert f"evalcore judge {runs_copy / BASE} --like {runs_copy / CAND}" in texts(at)
@@ -660,10 +659,9 @@ def test_compare_says_when_the_judge_changed(monkeypatch: pytest.MonkeyPatch, ru
 def test_breakdown_and_the_trend_say_when_judges_differ(
     monkeypatch: pytest.MonkeyPatch, runs_copy: Path
 ) -> None:
-    manifest = runs_copy / CAND / "run.json"
-    obj = json.loads(manifest.read_text())
-    obj["judge"] = {"model": "claude-other-judge", "prompt_version": "faithfulness-v4"}
-    manifest.write_text(json.dumps(obj))
+    from helpers import judged_by_another_judge
+
+    judged_by_another_judge(runs_copy, CAND)
     at = open_page(monkeypatch, "pages/1_Breakdown.py", folder=runs_copy, run=CAND, vs=BASE)
     assert "The runs were judged by different judges" in texts(at)
     at = open_page(monkeypatch, folder=runs_copy)

@@ -196,10 +196,9 @@ def test_a_changed_judge_is_not_a_changed_system(runs_copy: Path, capsys) -> Non
     from evalcore.cli import main
 
     base, cand = "2026-11-02-hybrid-rerank", "2026-11-16-rerank-prompt-v2"
-    manifest = runs_copy / cand / "run.json"
-    obj = json.loads(manifest.read_text())
-    obj["judge"] = {"model": "claude-other-judge", "prompt_version": "faithfulness-v4"}
-    manifest.write_text(json.dumps(obj))
+    from helpers import judged_by_another_judge
+
+    judged_by_another_judge(runs_copy, cand)
     runs = load_runs(runs_copy).runs
     cmp = compare(runs[base], runs[cand], permutations=200)
     assert (
