@@ -184,6 +184,13 @@ def judge_key_in_env() -> bool:
 
 
 def judge_estimate(folder: str, run_id: str, qids: list[str], key: Key) -> Estimate:
+    """What re-judging these questions would cost; drawn on every rerun of a page, so kept until a
+    rerun adds verdicts to the store (which changes what the cache holds)."""
+    return _estimate(folder, run_id, tuple(qids), key, store().newest_revision_id())
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _estimate(folder: str, run_id: str, qids: tuple[str, ...], key: Key, stamp: int) -> Estimate:
     from evalcore.judge.client import JudgeConfig, estimate, items_for
 
     run = _load(folder, key).runs[run_id]

@@ -66,11 +66,12 @@ def items_for(run: Run, qids: Iterable[str] | None = None) -> list[Item]:
     """The questions of ``run`` to judge (all, or ``qids``): question and reference from the run's
     test set, its answer, and the chunks the generator was given (``context_k``)."""
     wanted = None if qids is None else set(qids)
-    results = run.results.select("qid", "answer")
-    if wanted is not None:
+    results, retrieved = run.results.select("qid", "answer"), run.retrieved
+    if wanted is not None:  # a few questions of a large run: rank only their chunks
         results = results.filter(pl.col("qid").is_in(list(wanted)))
+        retrieved = retrieved.filter(pl.col("qid").is_in(list(wanted)))
     cases = run.testset.cases.select("qid", "question", "reference_answer")
-    ctx = context_chunks(run.retrieved, run.manifest.context_k)
+    ctx = context_chunks(retrieved, run.manifest.context_k)
     chunks: dict[str, list[tuple[str, str]]] = {}
     for qid, cid, text in ctx.sort("qid", "rank").select("qid", "chunk_id", "text").iter_rows():
         chunks.setdefault(qid, []).append((cid, text or ""))

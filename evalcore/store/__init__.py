@@ -166,6 +166,13 @@ class Store:
             rows = self._db.execute(sql, args).fetchall()
         return [Revision(*row) for row in rows]
 
+    def newest_revision_id(self) -> int:
+        """The id of the newest revision in the store (0 if none): a cache key that changes whenever
+        a rerun adds verdicts."""
+        with self._lock:
+            row = self._db.execute("SELECT MAX(id) FROM revisions").fetchone()
+        return int(row[0] or 0)
+
     def revision(self, revision_id: int) -> Revision | None:
         with self._lock:
             row = self._db.execute(

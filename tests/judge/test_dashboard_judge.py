@@ -23,49 +23,52 @@ def _clear_caches() -> None:
     st.cache_resource.clear()
 
 
-def test_rejudge_a_question_from_the_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """A runs folder with one run, a store of its own, no key on the server, the API mocked."""
     make_run(tmp_path)
     monkeypatch.setenv("RAGTRIAGE_RUNS", str(tmp_path))
     monkeypatch.setenv("RAGTRIAGE_STORE", str(tmp_path / "store.sqlite"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    with mock_api() as api:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        at.switch_page("pages/3_Question.py")
-        at.query_params["qid"] = "q-ok"
-        at.run()
-        assert not at.exception, at.exception
-        assert at.selectbox(key="q_judge").value == "recorded"
-        assert at.button(key="q_rejudge").disabled, "no key yet: nothing to send"
-        assert any("No API key on the server" in c.value for c in at.caption)
-        captions = [re.sub(r"\\(.)", r"\1", c.value) for c in at.caption]
-        assert any("1 question(s): 0 in the cache (free), 1 to judge" in c for c in captions)
-        at.text_input(key="judge_key").input(KEY).run()
-        at.button(key="q_rejudge").click().run()
-        assert not at.exception, at.exception
-        assert sum(api.requests.values()) == 1
-        judge = at.selectbox(key="q_judge")
-        assert judge.value == "1" and "revision 1 · claude-sonnet-4-5" in judge.format_func(judge.value)
-        # The page now shows the revision's verdicts: the mock judge's claim, with its quote.
-        assert any(m.value.startswith(":green-badge[SUPPORTED]") for m in at.markdown)
-        # The new revision against the run file's own verdicts (which hold none): what changed.
-        at.selectbox(key="q_judge_vs").select("recorded").run()
-        diff = "\n".join(re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown)
-        assert "From recorded (the run file's) to revision 1" in diff and "faithfulness – → 1.000" in diff
-        assert "+ Snapshots on the Team plan are kept for 90 days." in diff
-        # The key went to the API, and nowhere else: not the URL, not the store.
-        assert KEY not in str(dict(at.query_params))
-        assert KEY.encode() not in (tmp_path / "store.sqlite").read_bytes()
+    with mock_api() as running:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", running.url)
+        yield running
 
 
-def test_rejudge_the_listed_questions_of_both_runs_from_compare(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_rejudge_a_question_from_the_page(tmp_path: Path, api) -> None:  # type: ignore[no-untyped-def]
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/3_Question.py")
+    at.query_params["qid"] = "q-ok"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="q_judge").value == "recorded"
+    assert at.button(key="q_rejudge").disabled, "no key yet: nothing to send"
+    assert any("No API key on the server" in c.value for c in at.caption)
+    captions = [re.sub(r"\\(.)", r"\1", c.value) for c in at.caption]
+    assert any("1 question(s): 0 in the cache (free), 1 to judge" in c for c in captions)
+    at.text_input(key="judge_key").input(KEY).run()
+    at.button(key="q_rejudge").click().run()
+    assert not at.exception, at.exception
+    assert sum(api.requests.values()) == 1
+    judge = at.selectbox(key="q_judge")
+    assert judge.value == "1" and "revision 1 · claude-sonnet-4-5" in judge.format_func(judge.value)
+    # The page now shows the revision's verdicts: the mock judge's claim, with its quote.
+    assert any(m.value.startswith(":green-badge[SUPPORTED]") for m in at.markdown)
+    # The new revision against the run file's own verdicts (which hold none): what changed.
+    at.selectbox(key="q_judge_vs").select("recorded").run()
+    diff = "\n".join(re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown)
+    assert "From recorded (the run file's) to revision 1" in diff and "faithfulness – → 1.000" in diff
+    assert "+ Snapshots on the Team plan are kept for 90 days." in diff
+    # The key went to the API, and nowhere else: not the URL, not the store.
+    assert KEY not in str(dict(at.query_params))
+    assert KEY.encode() not in (tmp_path / "store.sqlite").read_bytes()
+
+
+def test_rejudge_the_listed_questions_of_both_runs_from_compare(tmp_path: Path, api) -> None:  # type: ignore[no-untyped-def]
     from test_judge import CHUNK, QUESTIONS
 
     from evalcore import RunWriter
 
-    make_run(tmp_path)
     with RunWriter(tmp_path / "run2", testset=tmp_path / "testset.jsonl", system={"prompt": "v2"}) as w:
         for qid in QUESTIONS:
             w.add(
@@ -73,24 +76,19 @@ def test_rejudge_the_listed_questions_of_both_runs_from_compare(
                 retrieved=[{"chunk_id": "c1", "score": 1.0, "text": CHUNK}],
                 answer="The Team plan costs $99.",
             )
-    monkeypatch.setenv("RAGTRIAGE_RUNS", str(tmp_path))
-    monkeypatch.setenv("RAGTRIAGE_STORE", str(tmp_path / "store.sqlite"))
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    with mock_api() as api:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        at.switch_page("pages/2_Compare.py")
-        at.query_params["base"], at.query_params["cand"] = "run", "run2"
-        at.query_params["status"] = ["regressed", "mixed", "improved", "unchanged"]
-        at.run()
-        assert not at.exception, at.exception
-        assert "faithfulness" not in set(at.dataframe[0].value["metric"]), "no judge output recorded yet"
-        at.text_input(key="cmp_judge_key").input(KEY).run()
-        at.button(key="cmp_rejudge").click().run()
-        assert not at.exception, at.exception
-        assert sum(api.requests.values()) == 2 * len(QUESTIONS), "every listed question, in both runs"
-        assert at.selectbox(key="cmp_judge").value == "latest"
-        summary = at.dataframe[0].value.set_index("metric")
-        # The mock judge reads the chunks: run's answers are in them, run2's "$99" is not.
-        assert summary.loc["faithfulness", "delta"] < 0
-        assert KEY not in str(dict(at.query_params))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/2_Compare.py")
+    at.query_params["base"], at.query_params["cand"] = "run", "run2"
+    at.query_params["status"] = ["regressed", "mixed", "improved", "unchanged"]
+    at.run()
+    assert not at.exception, at.exception
+    assert "faithfulness" not in set(at.dataframe[0].value["metric"]), "no judge output recorded yet"
+    at.text_input(key="cmp_judge_key").input(KEY).run()
+    at.button(key="cmp_rejudge").click().run()
+    assert not at.exception, at.exception
+    assert sum(api.requests.values()) == 2 * len(QUESTIONS), "every listed question, in both runs"
+    assert at.selectbox(key="cmp_judge").value == "latest"
+    summary = at.dataframe[0].value.set_index("metric")
+    # The mock judge reads the chunks: run's answers are in them, run2's "$99" is not.
+    assert summary.loc["faithfulness", "delta"] < 0
+    assert KEY not in str(dict(at.query_params))
