@@ -10,6 +10,7 @@ ones that did not, so one broken file cannot take the others down.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -75,10 +76,9 @@ class Run:
         return parquet if parquet.exists() else self.path / "results.jsonl"
 
     def results_sha256(self) -> str:
-        """The results file's content hash: what judge revisions attach to, besides the run id."""
-        from evalcore.runs.testset import file_sha256
-
-        return file_sha256(self.results_file)
+        """The results file's content hash: what judge revisions attach to, besides the run id.
+        Hashed once per file version (path, mtime, size), not on every page that asks."""
+        return _content_hash(self.results_file, file_key(self.results_file))
 
 
 @dataclass
@@ -94,6 +94,14 @@ class LoadResult:
 
 
 # --------------------------------------------------------------------------- cache
+
+
+@functools.lru_cache(maxsize=256)
+def _content_hash(path: Path, version: str) -> str:
+    from evalcore.runs.testset import file_sha256
+
+    return file_sha256(path)
+
 
 
 def _cache_read(path: Path) -> dict[str, pl.DataFrame] | None:
