@@ -214,16 +214,17 @@ def _read_ragas(path: Path) -> list[dict[str, Any]]:
                 )
             ]
         )
-    for r in rows:
+    first = 2 if suffix == ".csv" else 1  # the line of the first sample (a CSV's first is its header)
+    for i, r in enumerate(rows):
         for col in ("retrieved_contexts", "reference_contexts"):
             if isinstance(r.get(col), str):
-                r[col] = _parse_list(r[col], path, col)
+                r[col] = _parse_list(r[col], path, col, line=first + i if suffix != ".json" else None)
         if isinstance(r.get("reference"), list):  # Ragas 0.1's ground_truths: a list of answers
             r["reference"] = " ".join(str(x) for x in r["reference"]) or None
     return rows
 
 
-def _parse_list(text: str, path: Path, col: str) -> list[str]:
+def _parse_list(text: str, path: Path, col: str, *, line: int | None = None) -> list[str]:
     # Ragas' to_pandas().to_csv() writes lists as Python reprs; JSON lists are accepted too.
     import ast
 
@@ -238,6 +239,7 @@ def _parse_list(text: str, path: Path, col: str) -> list[str]:
                     Problem(
                         str(path),
                         "cannot read the list of contexts",
+                        line=line,
                         field=col,
                         found=text[:60],
                         expected="a JSON or Python list of strings",
@@ -245,7 +247,9 @@ def _parse_list(text: str, path: Path, col: str) -> list[str]:
                 ]
             ) from None
     if not isinstance(value, list):
-        raise InputError([Problem(str(path), "expected a list of strings", field=col, found=text[:60])])
+        raise InputError(
+            [Problem(str(path), "expected a list of strings", line=line, field=col, found=text[:60])]
+        )
     return [str(v) for v in value]
 
 
@@ -276,7 +280,7 @@ def import_ragas(
         raise InputError(problems)
     qid_of = _qids_by_text(Path(testset), rows, path) if testset is not None else None
     labeled = any(r.get("reference_contexts") is not None for r in rows)
-    metric_cols = sorted({k for r in rows for k in r} - RAGAS_TEXT_COLUMNS)
+    metric_cols = _metric_columns(rows, path)
     cases, records = [], []
     for i, r in enumerate(rows, start=1):
         qid = qid_of[r["user_input"]] if qid_of is not None else f"ragas-{i:05d}"
@@ -298,10 +302,7 @@ def import_ragas(
         ext = {}
         for m in metric_cols:
             v = r.get(m)
-            try:
-                ext[m] = None if v in (None, "") else float(v)
-            except (TypeError, ValueError):
-                continue
+            ext[m] = None if v in (None, "") else float(v)  # checked numeric by _metric_columns
             if ext[m] is not None and ext[m] != ext[m]:  # NaN: Ragas writes it for a failed metric
                 ext[m] = None
         records.append(
@@ -344,6 +345,39 @@ def import_ragas(
         for qid, rec in records:
             w.add(qid, **rec)
     return folder
+
+
+def _number(v: Any) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(v, bool)
+
+
+def _metric_columns(rows: list[dict[str, Any]], path: Path) -> list[str]:
+    """The export's score columns: those besides Ragas' text columns that hold numbers. A value in
+    one that is not a number is an error naming its line and column, never a score quietly dropped;
+    an empty value or NaN is Ragas' own mark of a metric that failed (kept as missing)."""
+    columns = sorted({k for r in rows for k in r} - RAGAS_TEXT_COLUMNS)
+    numeric = [c for c in columns if any(_number(r.get(c)) for r in rows)]
+    first = 2 if path.suffix.lower() == ".csv" else 1
+    problems = [
+        Problem(
+            str(path),
+            "a score that is not a number",
+            line=first + i if path.suffix.lower() != ".json" else None,
+            field=c,
+            found=str(r[c])[:40],
+            expected="a number, or empty where the metric failed",
+        )
+        for c in numeric
+        for i, r in enumerate(rows)
+        if r.get(c) not in (None, "") and not _number(r.get(c))
+    ]
+    if problems:
+        raise InputError(problems)
+    return numeric
 
 
 def _qids_by_text(testset: Path, rows: list[dict[str, Any]], path: Path) -> dict[str, str]:

@@ -103,7 +103,6 @@ def _content_hash(path: Path, version: str) -> str:
     return file_sha256(path)
 
 
-
 def _cache_read(path: Path) -> dict[str, pl.DataFrame] | None:
     """A results file's validated, flattened frames, if cached (see :mod:`evalcore.cache`)."""
     hit = read_frames(path, "results", FRAMES)

@@ -277,3 +277,24 @@ def test_an_unrelated_export_into_a_taken_folder_is_told_to_keep_apart(tmp_path:
     err = capsys.readouterr().err
     assert "hr-policies.csv:2: error: field 'user_input': this question is not in the test set" in err
     assert err.count("this question is not in the test set") == 3
+
+
+def test_a_ragas_score_that_is_not_a_number_is_an_error_not_a_dropped_score(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    csv = tmp_path / "bad.csv"
+    pl.DataFrame(
+        {
+            "user_input": ["Q1?", "Q2?", "Q3?"],
+            "retrieved_contexts": [str(["a"]), "['unterminated", str(["c"])],
+            "response": ["a", "b", "c"],
+            "faithfulness": ["1.0", "abc", "NaN"],
+        }
+    ).write_csv(csv)
+    assert main(["import", "ragas", str(csv), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.csv:3: error: field 'retrieved_contexts': cannot read the list of contexts" in err
+    csv.write_text(csv.read_text().replace("['unterminated", "['b']"))
+    assert main(["import", "ragas", str(csv), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "bad.csv:3: error: field 'faithfulness': a score that is not a number" in err and "found abc" in err
+    )
