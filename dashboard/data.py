@@ -26,7 +26,7 @@ from evalcore.question import QuestionDetail, question_across_runs, question_det
 from evalcore.runs.groups import TestSetGroup, find_group, group_runs
 from evalcore.score import ceilings as score_ceilings
 from evalcore.score import score_runs, trend
-from evalcore.store import Revision, Store
+from evalcore.store import Revision, Store, Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RUNS = ROOT / "sample_runs"
@@ -179,6 +179,13 @@ def revision_diff(folder: str, run_id: str, a: str, b: str, qid: str, key: Key) 
     return changed.row(0, named=True) if changed.height else None
 
 
+def failed_verdict(revision: str, qid: str) -> Verdict | None:
+    """This question's verdict in a revision when it failed (its reason is what the page shows)."""
+    if revision == "recorded":
+        return None
+    return next((v for v in store().verdicts(int(revision)) if v.qid == qid and not v.ok), None)
+
+
 def judge_key_in_env() -> bool:
     return bool(os.environ.get("ANTHROPIC_API_KEY"))
 
@@ -232,6 +239,7 @@ __all__ = [
     "comparison",
     "comparison_by_slice",
     "detail",
+    "failed_verdict",
     "find_group",
     "groups",
     "incomparable",

@@ -323,7 +323,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     summ = cmp.by_slice(args.by, permutations=args.permutations) if args.by else cmp.summary
     cols = ["slice"] if args.by else []
-    print(_table(summ.filter(pl.col("n") > 0).select(*cols, *SUMMARY_COLUMNS), "table"))
+    shown = summ.filter(pl.col("n") > 0).select(*cols, *SUMMARY_COLUMNS)
+    # A rate with no better direction neither improves nor regresses: "–", not null.
+    shown = shown.with_columns([pl.col(c).cast(pl.String).fill_null("–") for c in ("improved", "regressed")])
+    print(_table(shown, "table"))
     _not_applicable(summ)
     # One rule with the dashboard: aggregates (the table above, these counts) include held-out
     # questions; the list of questions to look at leaves them out unless asked (tuning on them overfits).

@@ -209,14 +209,17 @@ with st.expander(f"Re-judge the {len(listed)} question(s) listed above", icon=":
     confirmed = dollars <= REJUDGE_CONFIRM_ABOVE or st.checkbox(
         f"Spend about ${dollars:.2f}", key="cmp_rejudge_ok"
     )
+    answered = sum(e.questions for e in estimates)
+    if not answered:
+        st.caption("These runs recorded no answer for the listed questions: nothing to judge.")
     go = st.button(
         "Re-judge",
         key="cmp_rejudge",
-        disabled=not listed or not confirmed or not (data.judge_key_in_env() or api_key),
+        disabled=not answered or not confirmed or not (data.judge_key_in_env() or api_key),
     )
     if go:
         bar = st.progress(0.0, text="Judging…")
-        total, done = len(listed) * len(targets), [0]
+        total, done = answered, [0]
 
         def tick(_: object) -> None:
             done[0] += 1

@@ -117,6 +117,7 @@ run_id = st.session_state["q_run"]
 revs = data.revisions(frame.fkey, run_id, frame.key)
 judge_labels = {"recorded": "recorded (the run file's)"} | {
     str(r.id): f"revision {r.id} · {r.model} · {r.created[:16].replace('T', ' ')} · {r.verdicts} verdict(s)"
+    + (f", {r.failed} failed" if r.failed else "")
     for r in revs
 }
 if "q_judge_pending" in st.session_state:  # a re-judge just made this revision
@@ -193,24 +194,27 @@ with c_judge:
             else:
                 st.markdown(md_escape(tables.diff_text(change, judge_labels[other], judge_labels[judge])))
 with c_rejudge, st.expander("Re-judge this question", icon=":material/gavel:"):
-    st.caption(md_escape(str(data.judge_estimate(frame.fkey, run_id, [qid], frame.key))))
+    estimate = data.judge_estimate(frame.fkey, run_id, [qid], frame.key)
+    st.caption(
+        md_escape(str(estimate))
+        if estimate.questions
+        else "This run recorded no answer here: nothing to judge."
+    )
     api_key = rejudge_key_field("judge_key")
-    if st.button("Re-judge", key="q_rejudge", disabled=not (data.judge_key_in_env() or api_key)):
+    if st.button(
+        "Re-judge",
+        key="q_rejudge",
+        disabled=not estimate.questions or not (data.judge_key_in_env() or api_key),
+    ):
         try:
             with st.spinner("Judging…"):
                 report = data.rejudge(frame.fkey, run_id, [qid], frame.key, api_key)
         except data.SetupError as exc:
             st.error(md_escape(str(exc)))
         else:
-            if report.failed:
-                st.error(
-                    md_escape(
-                        f"Revision {report.revision_id}: the judgment failed: {report.failed[0].reason}"
-                    )
-                )
+            # Show the new revision at once; a failure shows there with its reason.
             st.session_state["q_judge_pending"] = str(report.revision_id)
-            if not report.failed:
-                st.rerun()
+            st.rerun()
 QuestionView.from_state().publish()
 left, right = st.columns(2)
 with left:
@@ -218,7 +222,11 @@ with left:
     with st.container(border=True):
         st.markdown(md_escape(d.answer) or ":gray[(no answer)]")
     st.markdown("**Judge claims**")
-    claim_list(d)
+    failed = data.failed_verdict(judge, qid)
+    if failed is not None:  # a failed judgment has no claims: say why, not "not judged"
+        st.warning(md_escape(f"The judge failed on this answer in revision {judge}: {failed.reason}"))
+    else:
+        claim_list(d)
 with right:
     context_k = runs[run_id].manifest.context_k
     st.markdown(

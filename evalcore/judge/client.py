@@ -75,6 +75,9 @@ def items_for(run: Run, qids: Iterable[str] | None = None) -> list[Item]:
     chunks: dict[str, list[tuple[str, str]]] = {}
     for qid, cid, text in ctx.sort("qid", "rank").select("qid", "chunk_id", "text").iter_rows():
         chunks.setdefault(qid, []).append((cid, text or ""))
+    # An answer is what is judged: a question without one (a retrieval-only run, a failed
+    # generation) has nothing to send, and is not paid for.
+    results = results.filter(pl.col("answer").is_not_null() & (pl.col("answer").str.strip_chars() != ""))
     rows = results.join(cases, on="qid", how="left").sort("qid").iter_rows(named=True)
     return [
         Item(r["qid"], r["question"], r["reference_answer"], r["answer"], chunks.get(r["qid"], []))

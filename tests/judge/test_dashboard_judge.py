@@ -92,3 +92,35 @@ def test_rejudge_the_listed_questions_of_both_runs_from_compare(tmp_path: Path, 
     # The mock judge reads the chunks: run's answers are in them, run2's "$99" is not.
     assert summary.loc["faithfulness", "delta"] < 0
     assert KEY not in str(dict(at.query_params))
+
+
+def test_a_failed_rejudge_says_so_where_its_verdicts_are_shown(tmp_path: Path, api) -> None:  # type: ignore[no-untyped-def]
+    api.behaviour["How long are Team snapshots kept?"] = "refusal"
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/3_Question.py")
+    at.query_params["qid"] = "q-ok"
+    at.run()
+    at.text_input(key="judge_key").input(KEY).run()
+    at.button(key="q_rejudge").click().run()
+    assert not at.exception, at.exception
+    judge = at.selectbox(key="q_judge")
+    assert judge.value == "1" and judge.format_func("1").endswith("1 verdict(s), 1 failed")
+    shown = "\n".join(re.sub(r"\\(.)", r"\1", w.value) for w in [*at.warning, *at.error])
+    assert "The judge failed on this answer in revision 1: the judge refused to answer" in shown
+
+
+def test_an_answer_that_was_never_given_is_not_offered_for_judging(tmp_path: Path, api) -> None:  # type: ignore[no-untyped-def]
+    from test_judge import QUESTIONS
+
+    from evalcore import RunWriter
+
+    with RunWriter(tmp_path / "retrieval-only", testset=tmp_path / "testset.jsonl") as w:
+        for qid in QUESTIONS:
+            w.add(qid, retrieved=[{"chunk_id": "c1", "score": 1.0}])
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/3_Question.py")
+    at.query_params["qid"], at.query_params["run"] = "q-ok", "retrieval-only"
+    at.run()
+    assert not at.exception, at.exception
+    assert any("nothing to judge" in c.value for c in at.caption)
+    assert at.button(key="q_rejudge").disabled
