@@ -66,7 +66,7 @@ def _write_testset(path: Path, lines: list[str], source: str, match: str) -> Non
         apart = f"import into another --out (e.g. {path.parent / Path(source.split()[-1]).stem})"
         if absent == 0:
             how = (
-                f"all {len(new)} of its questions are in it (with other labels or answers): to add this run to "
+                f"all {len(new)} of its questions are in it: to add this run to "
                 f"that test set, pass --testset {path}; to keep the two apart, {apart}"
             )
         else:

@@ -58,7 +58,7 @@ def test_import_into_a_folder_with_another_test_set_says_how_to_go_on(tmp_path: 
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "holds other questions than the qrels other.qrels; nothing was overwritten" in err
-    assert "all 80 of its questions are in it (with other labels or answers)" in err
+    assert "all 80 of its questions are in it: to add this run to that test set" in err
     assert f"pass --testset {out / 'testset.jsonl'}" in err and not (out / "b").exists()
     # The way forward it names works: the run joins the existing test set.
     assert main([*args, "--testset", str(out / "testset.jsonl")]) == 0
