@@ -3,10 +3,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import pg
 from helpers import SAMPLE
 
 # Oracles and tools some tests need. Where they are missing those tests skip, saying why; under CI
@@ -15,6 +17,7 @@ REQUIRED_IN_CI = {
     "pytrec_eval": "pip install -e '.[test]'",
     "playwright": "pip install -e '.[test]'",
     "hypothesis": "pip install -e '.[test]'",
+    "psycopg": "pip install -e '.[test]'",
 }
 
 
@@ -34,6 +37,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         missing = [f"{m} ({fix})" for m, fix in REQUIRED_IN_CI.items() if importlib.util.find_spec(m) is None]
         if not Path("/usr/bin/chromium").exists():
             missing.append("chromium (apt-get install chromium; .ci/run does)")
+        if pg.bindir() is None:
+            missing.append("postgresql (apt-get install postgresql; .ci/run does)")
         if missing:
             msg = "CI=true and these are missing, so their tests would be skipped: " + ", ".join(missing)
             raise pytest.UsageError(msg)
@@ -54,3 +59,21 @@ def runs_copy(tmp_path: Path) -> Path:
     dst = tmp_path / "runs"
     shutil.copytree(SAMPLE, dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A PostgreSQL server of the session's own (see tests/pg.py)."""
+    why = pg.missing()
+    if why:
+        pytest.skip(why)
+    with pg.server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a test's store lives: the same store tests run on both databases."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.sqlite")
+    return pg.fresh_database(request.getfixturevalue("pg_url"))

@@ -1,7 +1,10 @@
-"""The tool's own database: judge revisions (and, later, human labels). Never inside a runs folder.
+"""The tool's own database: judge revisions and batches (and, later, human labels). Never inside a
+runs folder.
 
 SQLite in WAL mode, at ``--store PATH`` / ``$RAGTRIAGE_STORE`` or ``$XDG_DATA_HOME/ragtriage/store.sqlite``
-(default ``~/.local/share/ragtriage/store.sqlite``). Append-only: a rerun adds a revision; every
+(default ``~/.local/share/ragtriage/store.sqlite``); or PostgreSQL, for a team whose dashboards run
+on several machines, with a ``postgresql://`` URL in the same places. The schema is versioned and
+migrated forward when a store is opened. Append-only: a rerun adds a revision; every
 verdict is committed as it arrives, so an interrupted rerun loses at most what was in flight, and the
 next one finds the rest in the cache (the content address of each judgment).
 
@@ -13,53 +16,76 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+from evalcore.errors import SetupError
+from evalcore.store.db import Postgres, connect, is_url
 
-_SCHEMA = [
-    """CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS revisions (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        run_id TEXT NOT NULL,
-        results_sha256 TEXT NOT NULL,
-        model TEXT NOT NULL,
-        prompt_hash TEXT NOT NULL,
-        schema_hash TEXT NOT NULL,
-        created TEXT NOT NULL,
-        note TEXT
-    )""",
-    """CREATE TABLE IF NOT EXISTS verdicts (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        revision_id INTEGER NOT NULL REFERENCES revisions(id),
-        qid TEXT NOT NULL,
-        cache_key TEXT NOT NULL,
-        ok INTEGER NOT NULL,
-        reason TEXT,
-        output TEXT,
-        message_id TEXT,
-        request_id TEXT,
-        stop_reason TEXT,
-        input_tokens INTEGER,
-        output_tokens INTEGER,
-        cached INTEGER NOT NULL DEFAULT 0,
-        created TEXT NOT NULL,
-        UNIQUE (revision_id, qid)
-    )""",
-    """CREATE INDEX IF NOT EXISTS verdicts_by_key ON verdicts (cache_key, ok)""",
-    """CREATE INDEX IF NOT EXISTS revisions_by_run ON revisions (run_id, results_sha256)""",
-]
+SCHEMA_VERSION = 2
+
+# Each version's statements, applied in order to a store that is older ("migrated forward on open").
+# ``{id}`` is the database's auto-numbered primary key. Never edit a released version: add one.
+MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        """CREATE TABLE IF NOT EXISTS revisions (
+            id {id},
+            run_id TEXT NOT NULL,
+            results_sha256 TEXT NOT NULL,
+            model TEXT NOT NULL,
+            prompt_hash TEXT NOT NULL,
+            schema_hash TEXT NOT NULL,
+            created TEXT NOT NULL,
+            note TEXT
+        )""",
+        """CREATE TABLE IF NOT EXISTS verdicts (
+            id {id},
+            revision_id INTEGER NOT NULL REFERENCES revisions(id),
+            qid TEXT NOT NULL,
+            cache_key TEXT NOT NULL,
+            ok INTEGER NOT NULL,
+            reason TEXT,
+            output TEXT,
+            message_id TEXT,
+            request_id TEXT,
+            stop_reason TEXT,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            cached INTEGER NOT NULL DEFAULT 0,
+            created TEXT NOT NULL,
+            UNIQUE (revision_id, qid)
+        )""",
+        """CREATE INDEX IF NOT EXISTS verdicts_by_key ON verdicts (cache_key, ok)""",
+        """CREATE INDEX IF NOT EXISTS revisions_by_run ON revisions (run_id, results_sha256)""",
+    ],
+    # Message Batches: a batch is recorded the moment the API accepts it, with the question each
+    # request judges, so an interrupted rerun picks it up again instead of paying for it twice.
+    2: [
+        """CREATE TABLE batches (
+            id TEXT PRIMARY KEY,
+            revision_id INTEGER NOT NULL REFERENCES revisions(id),
+            submitted TEXT NOT NULL,
+            requests INTEGER NOT NULL,
+            ended TEXT
+        )""",
+        """CREATE TABLE batch_requests (
+            batch_id TEXT NOT NULL REFERENCES batches(id),
+            custom_id TEXT NOT NULL,
+            qid TEXT NOT NULL,
+            PRIMARY KEY (batch_id, custom_id)
+        )""",
+        """CREATE INDEX batch_requests_by_key ON batch_requests (custom_id)""",
+    ],
+}
 
 
-def default_path() -> Path:
+def default_path() -> str | Path:
+    """``$RAGTRIAGE_STORE`` (a file or a ``postgresql://`` URL), else the user data directory's file."""
     env = os.environ.get("RAGTRIAGE_STORE")
     if env:
-        return Path(env)
+        return env if is_url(env) else Path(env)
     base = os.environ.get("XDG_DATA_HOME")
     return (Path(base) if base else Path.home() / ".local" / "share") / "ragtriage" / "store.sqlite"
 
@@ -100,34 +126,41 @@ class Verdict:
 
 
 class Store:
-    """The SQLite store. Safe to share between threads (one connection, a lock); several processes
-    may write at once (WAL, a busy timeout)."""
+    """The store, on SQLite (a path) or PostgreSQL (a ``postgresql://`` URL). Safe to share between
+    threads; several processes — several dashboards — may write at once."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
-        self.path = Path(path) if path is not None else default_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+    def __init__(self, target: str | Path | None = None) -> None:
+        target = default_path() if target is None else target
+        self._db = connect(target if is_url(target) else Path(target))
+        self.path = self._db.where  # where it is, for messages (a URL without its password)
         self._migrate()
 
     def _migrate(self) -> None:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            for stmt in _SCHEMA:
-                self._db.execute(stmt)
-            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            version = int(row[0]) if row else 0
+        db = self._db
+        with db.transaction() as tx:
+            if isinstance(db, Postgres):  # one migrator at a time; SQLite's BEGIN IMMEDIATE already is
+                tx.rows("SELECT pg_advisory_xact_lock(7270001)")
+            tx.run("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            row = tx.rows("SELECT value FROM meta WHERE key = 'schema_version'")
+            version = int(row[0][0]) if row else 0
             if version > SCHEMA_VERSION:
-                self._db.execute("ROLLBACK")
-                msg = f"{self.path} was written by a newer ragtriage (store schema {version}); upgrade ragtriage"
-                raise RuntimeError(msg)
-            self._db.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                msg = (
+                    f"{self.path} was written by a newer ragtriage (store schema {version}, this one "
+                    f"knows {SCHEMA_VERSION}); upgrade ragtriage"
+                )
+                raise SetupError(msg)
+            for v in range(version + 1, SCHEMA_VERSION + 1):
+                for stmt in MIGRATIONS[v]:
+                    tx.run(stmt.replace("{id}", db.id_column))
+            tx.run(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (str(SCHEMA_VERSION),),
             )
-            self._db.execute("COMMIT")
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._db.rows("SELECT value FROM meta WHERE key = 'schema_version'")[0][0])
 
     def close(self) -> None:
         self._db.close()
@@ -144,13 +177,12 @@ class Store:
         self, run_id: str, results_sha256: str, judge: tuple[str, str, str], note: str | None = None
     ) -> int:
         model, prompt, schema = judge
-        with self._lock:
-            cur = self._db.execute(
-                "INSERT INTO revisions (run_id, results_sha256, model, prompt_hash, schema_hash, created, note) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (run_id, results_sha256, model, prompt, schema, _now(), note),
-            )
-            return int(cur.lastrowid or 0)
+        rows = self._db.rows(
+            "INSERT INTO revisions (run_id, results_sha256, model, prompt_hash, schema_hash, created, note) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (run_id, results_sha256, model, prompt, schema, _now(), note),
+        )
+        return int(rows[0][0])
 
     def revisions(self, run_id: str, results_sha256: str | None = None) -> list[Revision]:
         """A run's revisions, oldest first, with how many verdicts each holds and how many failed."""
@@ -162,70 +194,110 @@ class Store:
             + " GROUP BY r.id ORDER BY r.id"
         )
         args = (run_id, results_sha256) if results_sha256 else (run_id,)
-        with self._lock:
-            rows = self._db.execute(sql, args).fetchall()
-        return [Revision(*row) for row in rows]
+        return [_revision(row) for row in self._db.rows(sql, args)]
 
     def newest_revision_id(self) -> int:
         """The id of the newest revision in the store (0 if none): a cache key that changes whenever
         a rerun adds verdicts."""
-        with self._lock:
-            row = self._db.execute("SELECT MAX(id) FROM revisions").fetchone()
-        return int(row[0] or 0)
+        return int(self._db.rows("SELECT MAX(id) FROM revisions")[0][0] or 0)
 
     def revision(self, revision_id: int) -> Revision | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT r.id, r.run_id, r.results_sha256, r.model, r.prompt_hash, r.schema_hash, r.created, "
-                "COUNT(v.id), COALESCE(SUM(1 - v.ok), 0) FROM revisions r LEFT JOIN verdicts v ON "
-                "v.revision_id = r.id WHERE r.id = ? GROUP BY r.id",
-                (revision_id,),
-            ).fetchone()
-        return Revision(*row) if row else None
+        rows = self._db.rows(
+            "SELECT r.id, r.run_id, r.results_sha256, r.model, r.prompt_hash, r.schema_hash, r.created, "
+            "COUNT(v.id), COALESCE(SUM(1 - v.ok), 0) FROM revisions r LEFT JOIN verdicts v ON "
+            "v.revision_id = r.id WHERE r.id = ? GROUP BY r.id",
+            (revision_id,),
+        )
+        return _revision(rows[0]) if rows else None
 
     # ---- verdicts
 
     def add(self, revision_id: int, v: Verdict) -> None:
         """Commit one verdict now (a crash later loses nothing already judged)."""
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO verdicts (revision_id, qid, cache_key, ok, reason, output, message_id, request_id, "
-                "stop_reason, input_tokens, output_tokens, cached, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    revision_id,
-                    v.qid,
-                    v.cache_key,
-                    int(v.ok),
-                    v.reason,
-                    json.dumps(v.output, ensure_ascii=False) if v.output is not None else None,
-                    v.message_id,
-                    v.request_id,
-                    v.stop_reason,
-                    v.input_tokens,
-                    v.output_tokens,
-                    int(v.cached),
-                    _now(),
-                ),
-            )
+        self._db.run(
+            "INSERT INTO verdicts (revision_id, qid, cache_key, ok, reason, output, message_id, request_id, "
+            "stop_reason, input_tokens, output_tokens, cached, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                revision_id,
+                v.qid,
+                v.cache_key,
+                int(v.ok),
+                v.reason,
+                json.dumps(v.output, ensure_ascii=False) if v.output is not None else None,
+                v.message_id,
+                v.request_id,
+                v.stop_reason,
+                v.input_tokens,
+                v.output_tokens,
+                int(v.cached),
+                _now(),
+            ),
+        )
 
     def cached(self, cache_key: str) -> Verdict | None:
         """The newest successful judgment with this content address, in any revision."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT qid, cache_key, ok, reason, output, message_id, request_id, stop_reason, input_tokens, "
-                "output_tokens FROM verdicts WHERE cache_key = ? AND ok = 1 ORDER BY id DESC LIMIT 1",
-                (cache_key,),
-            ).fetchone()
-        return _verdict(row) if row else None
+        rows = self._db.rows(
+            "SELECT qid, cache_key, ok, reason, output, message_id, request_id, stop_reason, input_tokens, "
+            "output_tokens FROM verdicts WHERE cache_key = ? AND ok = 1 ORDER BY id DESC LIMIT 1",
+            (cache_key,),
+        )
+        return _verdict(rows[0]) if rows else None
 
     def verdicts(self, revision_id: int) -> list[Verdict]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT qid, cache_key, ok, reason, output, message_id, request_id, stop_reason, input_tokens, "
-                "output_tokens, cached FROM verdicts WHERE revision_id = ? ORDER BY qid",
-                (revision_id,),
-            ).fetchall()
+        rows = self._db.rows(
+            "SELECT qid, cache_key, ok, reason, output, message_id, request_id, stop_reason, input_tokens, "
+            "output_tokens, cached FROM verdicts WHERE revision_id = ? ORDER BY qid",
+            (revision_id,),
+        )
         return [_verdict(r) for r in rows]
+
+    # ---- Message Batches
+
+    def add_batch(self, batch_id: str, revision_id: int, requests: dict[str, str]) -> None:
+        """Record a batch the API accepted, with the question of each request (custom id -> qid), in
+        one transaction: done before anything else, so a rerun interrupted while the batch runs
+        finds it again instead of submitting it twice."""
+        with self._db.transaction() as tx:
+            tx.run(
+                "INSERT INTO batches (id, revision_id, submitted, requests) VALUES (?, ?, ?, ?)",
+                (batch_id, revision_id, _now(), len(requests)),
+            )
+            for cid, qid in requests.items():
+                tx.run(
+                    "INSERT INTO batch_requests (batch_id, custom_id, qid) VALUES (?, ?, ?)",
+                    (batch_id, cid, qid),
+                )
+
+    def open_batches(self, custom_ids: list[str] | None = None) -> list[OpenBatch]:
+        """Batches submitted and not yet collected (those holding any of ``custom_ids``), oldest first."""
+        rows = self._db.rows(
+            "SELECT b.id, b.revision_id, r.custom_id, r.qid FROM batches b JOIN batch_requests r "
+            "ON r.batch_id = b.id WHERE b.ended IS NULL ORDER BY b.submitted, b.id"
+        )
+        out: dict[str, OpenBatch] = {}
+        for bid, rev, cid, qid in rows:
+            out.setdefault(bid, OpenBatch(bid, int(rev), {})).requests[cid] = qid
+        wanted = None if custom_ids is None else set(custom_ids)
+        return [b for b in out.values() if wanted is None or wanted & set(b.requests)]
+
+    def end_batch(self, batch_id: str) -> None:
+        """The batch's results are all in the store."""
+        self._db.run("UPDATE batches SET ended = ? WHERE id = ?", (_now(), batch_id))
+
+
+@dataclass(frozen=True)
+class OpenBatch:
+    """A Message Batch submitted and not yet collected: its id, the revision its verdicts go to, and
+    the question behind each request (custom id = the judgment's content address)."""
+
+    id: str
+    revision_id: int
+    requests: dict[str, str]  # custom id -> qid
+
+
+def _revision(row: tuple[Any, ...]) -> Revision:
+    rid, run_id, sha, model, prompt, schema, created, n, failed = row
+    return Revision(int(rid), run_id, sha, model, prompt, schema, created, int(n), int(failed))
 
 
 def _verdict(row: tuple[Any, ...]) -> Verdict:

@@ -264,12 +264,13 @@ def test_a_rerun_works_where_an_event_loop_is_already_running(env) -> None:  # t
     assert got == [1]
 
 
-def test_two_reruns_on_one_store_at_once_lose_nothing(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Two processes' worth of writers (two connections, two threads) on one SQLite store."""
+def test_two_reruns_on_one_store_at_once_lose_nothing(env, store_target: str) -> None:  # type: ignore[no-untyped-def]
+    """Two processes' worth of writers (two connections, two threads) on one store, SQLite or
+    PostgreSQL; then the same rerun again is served from that store's cache."""
     import threading
 
-    _api, run, _store = env
-    path = tmp_path / "shared.sqlite"
+    api, run, _store = env
+    path = store_target
     reports = []
 
     def one(qids: list[str]) -> None:
@@ -285,6 +286,9 @@ def test_two_reruns_on_one_store_at_once_lose_nothing(env, tmp_path: Path) -> No
         revs = s.revisions(run.run_id)
         assert sorted(r.verdicts for r in revs) == [2, 2]
         assert {v.qid for r in revs for v in s.verdicts(r.id)} == {"q-ok", "q-429", "q-529", "q-inject"}
+        sent = sum(api.requests.values())
+        again = rerun(run, s, CONFIG, qids=["q-ok", "q-429", "q-529", "q-inject"])
+        assert again.cached == 4 and sum(api.requests.values()) == sent
 
 
 def test_two_revisions_diff_per_question(env, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
