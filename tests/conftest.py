@@ -6,9 +6,9 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import pg
 import pytest
 
-import pg
 from helpers import SAMPLE
 
 # Oracles and tools some tests need. Where they are missing those tests skip, saying why; under CI

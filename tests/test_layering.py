@@ -22,7 +22,7 @@ LAYERS: dict[str, int] = {
     "evalcore.schema": 0,
     "evalcore.cache": 0,
     "evalcore.stats": 0,
-    "evalcore.store": 0,
+    "evalcore.store": 1,  # the tool's database: raises evalcore.errors' SetupError
     "evalcore.metrics": 1,
     "evalcore.runs": 2,
     "evalcore.score": 3,
@@ -40,7 +40,6 @@ STANDALONE = {
     "evalcore.schema",
     "evalcore.cache",
     "evalcore.stats",
-    "evalcore.store",
 }
 
 

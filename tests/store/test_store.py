@@ -16,8 +16,14 @@ JUDGE = ("claude-test-1", "p" * 64, "s" * 64)
 
 
 def verdict(qid: str, key: str, ok: bool = True) -> Verdict:
-    out = {"claims": [], "correctness": {"verdict": "correct", "reason": "r"}, "relevance": {"score": 1, "reason": "r"}}
-    return Verdict(qid, key, ok, reason=None if ok else "timed out", output=out if ok else None, message_id="m")
+    out = {
+        "claims": [],
+        "correctness": {"verdict": "correct", "reason": "r"},
+        "relevance": {"score": 1, "reason": "r"},
+    }
+    return Verdict(
+        qid, key, ok, reason=None if ok else "timed out", output=out if ok else None, message_id="m"
+    )
 
 
 def test_revisions_are_appended_never_overwritten(store_target: str) -> None:
@@ -38,7 +44,7 @@ def test_revisions_are_appended_never_overwritten(store_target: str) -> None:
         assert not got["q2"].ok and got["q2"].reason == "timed out" and got["q2"].output is None
         # The cache holds successful judgments only, newest first.
         assert s.cached("k1") is not None and s.cached("k2") is None
-        with pytest.raises(Exception, match="(?i)unique"):  # one verdict per question and revision
+        with pytest.raises(Exception, match=r"(?i)unique"):  # one verdict per question and revision
             s.add(a, verdict("q1", "k1"))
         assert s.newest_revision_id() == max(r.id for r in s.revisions("run-1"))
 
@@ -98,7 +104,7 @@ def test_an_old_store_is_migrated_forward_and_a_newer_one_refused(store_target: 
     db = connect(store_target)
     db.run("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     db.close()
-    with pytest.raises(SetupError, match="written by a newer ragtriage .store schema 99"):
+    with pytest.raises(SetupError, match=r"written by a newer ragtriage \(store schema 99"):
         Store(store_target)
 
 
