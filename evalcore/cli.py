@@ -157,7 +157,7 @@ def _judged(run: Any, args: argparse.Namespace) -> Any:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from evalcore.judge.client import JudgeConfig, estimate, items_for, rerun
+    from evalcore.judge.client import JudgeConfig, count_tokens, estimate, items_for, rerun
     from evalcore.store import Store
 
     run = _load_one(args.run)
@@ -185,12 +185,21 @@ def cmd_judge(args: argparse.Namespace) -> int:
                 "version of evalcore has; re-judge both runs with this one to compare them"
             )
         model = wanted_model
-    config = JudgeConfig(**({"model": model} if model else {}), concurrency=args.concurrency)
+    config = JudgeConfig(
+        **({"model": model} if model else {}), concurrency=args.concurrency, batch_poll=args.poll
+    )
     with Store(args.store) as store:
         items = items_for(run, qids)
         if not items:
             return _err("no question to judge (check --qids / --where)")
-        est = estimate(items, config, store)
+        counted = None
+        if os.environ.get("ANTHROPIC_API_KEY"):  # the API counts the input tokens (free, no judgment)
+            todo = [i for i in items if store.cached(i.key(config.model)) is None]
+            try:
+                counted = count_tokens(todo, config)
+            except Exception as exc:  # an estimate is still worth printing: the local one, said so
+                sys.stderr.write(f"could not count tokens with the API ({exc}); a local estimate follows\n")
+        est = estimate(items, config, store, batch=args.batch, counted=counted)
         print(f"judge {config.model} on {run.run_id}: {est}")
         if args.dry_run:
             print("dry run: nothing was sent")
@@ -202,20 +211,40 @@ def cmd_judge(args: argparse.Namespace) -> int:
             sys.stderr.write(f"\r{done[0]}/{len(items)} judged")
             sys.stderr.flush()
 
+        def batch_event(batch_id: str, event: str) -> None:
+            if event == "submitted":
+                sys.stderr.write(
+                    f"batch {batch_id} submitted (Message Batches, results within 24 h); polling every "
+                    f"{config.batch_poll:g} s. Ctrl-C is safe: the same command picks the batch up again\n"
+                )
+            elif event == "resumed":
+                sys.stderr.write(f"batch {batch_id}, submitted by an earlier run, picked up again\n")
+
         try:
-            report = rerun(run, store, config, qids=[i.qid for i in items], on_verdict=progress)
+            report = rerun(
+                run,
+                store,
+                config,
+                qids=[i.qid for i in items],
+                on_verdict=progress,
+                batch=args.batch,
+                on_batch=batch_event,
+            )
         except KeyboardInterrupt:
             sys.stderr.write(
-                f"\ninterrupted: the {done[0]} verdict(s) that arrived are in the store; run the same "
-                "command again to judge the rest (what is done comes from the cache, free)\n"
+                f"\ninterrupted: the {done[0]} verdict(s) that arrived are in the store, and any batch "
+                "submitted is remembered; run the same command again to judge the rest (what is done "
+                "comes from the cache, free)\n"
             )
             return 130
         sys.stderr.write("\n")
         tin, tout = report.tokens
         dollars = tin / 1e6 * config.price_in + tout / 1e6 * config.price_out
+        dollars *= config.batch_discount if report.batched else 1.0
         print(
             f"revision {report.revision_id}: {report.judged} judged, {report.cached} from the cache, "
-            f"{len(report.failed)} failed; {tin:,} input + {tout:,} output tokens (${dollars:.2f})"
+            f"{len(report.failed)} failed; {tin:,} input + {tout:,} output tokens (${dollars:.2f}"
+            f"{', batch prices' if report.batched else ''})"
         )
         for v in sorted(report.failed, key=lambda v: v.qid):
             print(f"  failed {v.qid}: {v.reason}")
@@ -533,6 +562,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--like", help="judge as this other run was judged (its model), so the two compare")
     s.add_argument("--concurrency", type=int, default=16, help="requests at once (default 16)")
     s.add_argument("--dry-run", action="store_true", help="print the estimate and send nothing")
+    s.add_argument(
+        "--batch",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="through the Message Batches API (half price, results within 24 h); default: when more "
+        "than 500 questions are not in the cache",
+    )
+    s.add_argument("--poll", type=float, default=30.0, help="seconds between polls of a batch (default 30)")
     s.add_argument("--store", help=store_help)
     s.set_defaults(func=cmd_judge)
 

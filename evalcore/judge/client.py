@@ -1,17 +1,19 @@
-"""Asking the judge: the Anthropic SDK's ``AsyncAnthropic.messages.parse`` with bounded concurrency,
-the SDK's retries (429, 529 overloaded, timeouts and connection errors, with backoff that honours
+"""Asking the judge: the Anthropic SDK's ``AsyncAnthropic`` with structured output (the JSON Schema
+of :class:`~evalcore.judge.prompt.JudgeOutput`, validated by pydantic), bounded concurrency, the SDK's
+retries (429, 529 overloaded, timeouts and connection errors, with backoff that honours
 ``retry-after``), a request timeout, and the store's cache in front of every request.
 
 A judgment fails — with its reason, never a score — on an API error that outlasts the retries, a
 ``max_tokens`` or ``refusal`` stop, or output that does not match the schema. Every verdict, failed or
 not, carries what the API said about it: message id, request id, stop reason and token usage.
+
+Large reruns go through the Message Batches API (:mod:`evalcore.judge.batches`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import json
+import functools
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -41,6 +43,13 @@ class JudgeConfig:
     # model and contract. The default is the list price of the default model when this was written.
     price_in: float = 3.0
     price_out: float = 15.0
+    # Message Batches: reruns with more than this many questions to judge go through the Batches
+    # API (half price, results within 24 h) unless told otherwise; polled every batch_poll seconds;
+    # expired or API-failed requests are submitted again up to batch_resubmits times.
+    batch_above: int = 500
+    batch_poll: float = 30.0
+    batch_resubmits: int = 2
+    batch_discount: float = 0.5  # batch prices relative to the prices above
 
     @property
     def judge(self) -> tuple[str, str, str]:
@@ -85,26 +94,6 @@ def items_for(run: Run, qids: Iterable[str] | None = None) -> list[Item]:
     ]
 
 
-# The raw body of the response a task's request got: the SDK parses it for us, but when parsing
-# fails (output cut off by max_tokens, a refusal) the verdict still records what the API said.
-_LAST_BODY: contextvars.ContextVar[bytes | None] = contextvars.ContextVar("_LAST_BODY", default=None)
-
-
-async def _remember_body(response: Any) -> None:
-    if response.status_code == 200 and response.request.url.path.endswith("/messages"):
-        await response.aread()
-        _LAST_BODY.set(response.content)  # parsed only if the SDK's parse fails
-
-
-def _last_body() -> dict[str, Any]:
-    raw = _LAST_BODY.get()
-    try:
-        body = json.loads(raw) if raw else {}
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
-
-
 def make_client(config: JudgeConfig, *, transport: Any = None, api_key: str | None = None) -> Any:
     """An ``AsyncAnthropic`` client (``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` as in the SDK).
     ``transport`` is for tests: an httpx2 transport, e.g. a mock speaking the Messages API."""
@@ -115,32 +104,71 @@ def make_client(config: JudgeConfig, *, transport: Any = None, api_key: str | No
     if not key:
         msg = "no API key: set ANTHROPIC_API_KEY (it is read from the environment, never stored)"
         raise SetupError(msg)
-    http = httpx2.AsyncClient(
-        transport=transport, timeout=config.timeout, event_hooks={"response": [_remember_body]}
-    )
+    http = httpx2.AsyncClient(transport=transport, timeout=config.timeout)
     return anthropic.AsyncAnthropic(
         api_key=key, max_retries=config.max_retries, timeout=config.timeout, http_client=http
     )
 
 
-async def _ask(client: Any, config: JudgeConfig, item: Item, key: str) -> Verdict:
+@functools.cache
+def output_config() -> dict[str, Any]:
+    """Structured output: the JSON Schema of :class:`JudgeOutput`, as the SDK's ``messages.parse``
+    sends it (``anthropic.transform_schema``), built once — ``parse`` builds a pydantic TypeAdapter
+    on every call, which was most of the client's time per request — and shared with batches."""
     import anthropic
+
+    schema = anthropic.transform_schema(JudgeOutput.model_json_schema())
+    return {"format": {"type": "json_schema", "schema": schema}}
+
+
+def request(config: JudgeConfig, item: Item) -> dict[str, Any]:
+    """The Messages API request that judges ``item`` (the same for a single call and in a batch)."""
+    content = user_message(item.question, item.reference, item.answer, item.chunks)
+    return {
+        "model": config.model,
+        "max_tokens": config.max_tokens,
+        "system": SYSTEM,
+        "messages": [{"role": "user", "content": content}],
+        "output_config": output_config(),
+    }
+
+
+def verdict_from(qid: str, key: str, msg: Any, config: JudgeConfig, request_id: str | None = None) -> Verdict:
+    """A message's verdict: its parsed output, or — for a ``max_tokens`` or ``refusal`` stop, or
+    output that does not match the schema — a failure with its reason. Either way with what the API
+    said: message id, request id, stop reason, token usage."""
     from pydantic import ValidationError
 
-    _LAST_BODY.set(None)
+    base: dict[str, Any] = {
+        "message_id": msg.id,
+        "request_id": request_id,
+        "stop_reason": msg.stop_reason,
+        "input_tokens": msg.usage.input_tokens,
+        "output_tokens": msg.usage.output_tokens,
+    }
+    if msg.stop_reason == "max_tokens":
+        why = f"the judge's output was cut off at max_tokens ({config.max_tokens})"
+        return Verdict(qid, key, False, reason=why, **base)
+    if msg.stop_reason == "refusal":
+        return Verdict(qid, key, False, reason="the judge refused to answer", **base)
+    text = "".join(getattr(c, "text", "") for c in msg.content if c.type == "text")
+    if not text.strip():
+        return Verdict(qid, key, False, reason="the judge gave no structured output", **base)
     try:
-        msg = await client.messages.parse(
-            model=config.model,
-            max_tokens=config.max_tokens,
-            system=SYSTEM,
-            messages=[
-                {
-                    "role": "user",
-                    "content": user_message(item.question, item.reference, item.answer, item.chunks),
-                }
-            ],
-            output_format=JudgeOutput,
-        )
+        out = JudgeOutput.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        why = f"the judge's output did not match the schema ({where}: {first['msg']})"
+        return Verdict(qid, key, False, reason=why, **base)
+    return Verdict(qid, key, True, output=out.model_dump(), **base)
+
+
+async def _ask(client: Any, config: JudgeConfig, item: Item, key: str) -> Verdict:
+    import anthropic
+
+    try:
+        msg = await client.messages.create(**request(config, item))
     except anthropic.APIStatusError as exc:
         reason = f"API error {exc.status_code} after {config.max_retries} retries: {_short(exc.message)}"
         return Verdict(item.qid, key, False, reason=reason, request_id=exc.request_id)
@@ -150,38 +178,7 @@ async def _ask(client: Any, config: JudgeConfig, item: Item, key: str) -> Verdic
         )
     except anthropic.APIConnectionError as exc:
         return Verdict(item.qid, key, False, reason=f"could not reach the API: {_short(str(exc))}")
-    except ValidationError:
-        body = _last_body()
-        stop = body.get("stop_reason")
-        usage = body.get("usage") or {}
-        reason = {
-            "max_tokens": f"the judge's output was cut off at max_tokens ({config.max_tokens})",
-            "refusal": "the judge refused to answer",
-        }.get(stop or "", "the judge's output did not match the schema")
-        return Verdict(
-            item.qid,
-            key,
-            False,
-            reason=reason,
-            message_id=body.get("id"),
-            stop_reason=stop,
-            input_tokens=usage.get("input_tokens"),
-            output_tokens=usage.get("output_tokens"),
-        )
-    base = {
-        "message_id": msg.id,
-        "request_id": getattr(msg, "_request_id", None),
-        "stop_reason": msg.stop_reason,
-        "input_tokens": msg.usage.input_tokens,
-        "output_tokens": msg.usage.output_tokens,
-    }
-    if msg.stop_reason in ("max_tokens", "refusal"):
-        why = "cut off at max_tokens" if msg.stop_reason == "max_tokens" else "a refusal"
-        return Verdict(item.qid, key, False, reason=f"the judge's answer was {why}", **base)
-    parsed = next((getattr(c, "parsed_output", None) for c in msg.content if c.type == "text"), None)
-    if parsed is None:
-        return Verdict(item.qid, key, False, reason="the judge gave no structured output", **base)
-    return Verdict(item.qid, key, True, output=parsed.model_dump(), **base)
+    return verdict_from(item.qid, key, msg, config, getattr(msg, "_request_id", None))
 
 
 def _short(text: str, n: int = 160) -> str:
@@ -192,41 +189,88 @@ def _short(text: str, n: int = 160) -> str:
 @dataclass(frozen=True)
 class Estimate:
     """What a rerun would cost before it is asked for: questions, how many the cache already holds,
-    tokens (a local estimate: characters / 4 plus the instructions; the judge's output assumed at
-    300 tokens a question) and dollars at the configured prices."""
+    input tokens (counted by the API's ``messages.count_tokens`` when ``counted``, else a local
+    estimate: characters / 4), output tokens (assumed: 300 a question) and dollars at the configured
+    prices — half of them through the Message Batches API (``batch``)."""
 
     questions: int
     cached: int
     input_tokens: int
     output_tokens: int
     dollars: float
+    batch: bool = False
+    counted: bool = False
 
     def __str__(self) -> str:
         todo = self.questions - self.cached
+        how = "input tokens counted by the API" if self.counted else "local estimate: characters / 4"
+        via = "; through Message Batches at batch prices" if self.batch else ""
         return (
             f"{self.questions} question(s): {self.cached} in the cache (free), {todo} to judge; about "
             f"{self.input_tokens:,} input and {self.output_tokens:,} output tokens, ${self.dollars:.2f} "
-            "(local estimate: characters / 4; prices from the judge configuration)"
+            f"({how}; prices from the judge configuration{via})"
         )
 
 
 OUTPUT_TOKENS_GUESS = 300
 
 
-def estimate(items: list[Item], config: JudgeConfig, store: Store) -> Estimate:
+def estimate(
+    items: list[Item],
+    config: JudgeConfig,
+    store: Store,
+    *,
+    batch: bool | None = None,
+    counted: dict[str, int] | None = None,
+) -> Estimate:
+    """The cost of judging ``items``; ``counted`` (qid -> input tokens, from :func:`count_tokens`)
+    replaces the local estimate; ``batch`` as in :func:`rerun`."""
     todo = [i for i in items if store.cached(i.key(config.model)) is None]
-    tokens_in = sum(
-        (len(SYSTEM) + len(user_message(i.question, i.reference, i.answer, i.chunks))) // 4 for i in todo
-    )
+    if counted is not None and all(i.qid in counted for i in todo):
+        tokens_in = sum(counted[i.qid] for i in todo)
+    else:
+        counted = None
+        tokens_in = sum(
+            (len(SYSTEM) + len(user_message(i.question, i.reference, i.answer, i.chunks))) // 4 for i in todo
+        )
     tokens_out = OUTPUT_TOKENS_GUESS * len(todo)
+    batched = use_batches(len(todo), config, batch)
     dollars = tokens_in / 1e6 * config.price_in + tokens_out / 1e6 * config.price_out
-    return Estimate(len(items), len(items) - len(todo), tokens_in, tokens_out, dollars)
+    dollars *= config.batch_discount if batched else 1.0
+    return Estimate(
+        len(items), len(items) - len(todo), tokens_in, tokens_out, dollars, batched, counted is not None
+    )
+
+
+def count_tokens(
+    items: list[Item], config: JudgeConfig, *, transport: Any = None, api_key: str | None = None
+) -> dict[str, int]:
+    """Each item's input tokens as the API counts them (``messages.count_tokens``: free, not a
+    judgment), at most ``config.concurrency`` at once."""
+    client = make_client(config, transport=transport, api_key=api_key)
+    sem = asyncio.Semaphore(config.concurrency)
+
+    async def one(item: Item) -> tuple[str, int]:
+        params = request(config, item)
+        params.pop("max_tokens")
+        async with sem:
+            got = await client.messages.count_tokens(**params)
+        return item.qid, int(got.input_tokens)
+
+    async def go() -> dict[str, int]:
+        try:
+            return dict(await asyncio.gather(*(one(i) for i in items)))
+        finally:
+            await client.close()
+
+    return dict(_run(go())) if items else {}
 
 
 @dataclass
 class RerunReport:
     revision_id: int
     verdicts: list[Verdict]
+    batched: bool = False  # through the Message Batches API (at batch prices)
 
     @property
     def judged(self) -> int:
@@ -285,23 +329,39 @@ def rerun(
     transport: Any = None,
     api_key: str | None = None,
     on_verdict: Callable[[Verdict], None] | None = None,
+    batch: bool | None = None,
+    on_batch: Callable[[str, str], None] | None = None,
 ) -> RerunReport:
     """Judge ``run``'s questions (all, or ``qids``) into a new revision of the store. Running it again
-    after an interruption costs only what was not judged: the rest comes from the cache."""
+    after an interruption costs only what was not judged: the rest comes from the cache (or, for a
+    batch still running, from that batch).
+
+    ``batch``: through the Message Batches API (True), one request per question (False), or the
+    batches when more than ``config.batch_above`` questions are not in the cache (None)."""
     config = config or JudgeConfig()
     items = items_for(run, qids)
     rev = store.new_revision(run.run_id, run.results_sha256(), config.judge)
-    needs_client = any(store.cached(i.key(config.model)) is None for i in items)
-    client = make_client(config, transport=transport, api_key=api_key) if needs_client else None
+    todo = sum(1 for i in items if store.cached(i.key(config.model)) is None)
+    client = make_client(config, transport=transport, api_key=api_key) if todo else None
+    batched = use_batches(todo, config, batch)
 
     async def go() -> list[Verdict]:
         try:
+            if batched:
+                from evalcore.judge.batches import judge_in_batches
+
+                return await judge_in_batches(items, config, store, rev, client, on_verdict, on_batch)
             return await judge_items(items, config, store, rev, client, on_verdict)
         finally:
             if client is not None:
                 await client.close()
 
-    return RerunReport(rev, _run(go()))
+    return RerunReport(rev, _run(go()), batched)
+
+
+def use_batches(todo: int, config: JudgeConfig, batch: bool | None = None) -> bool:
+    """Whether a rerun with ``todo`` questions to judge goes through the Message Batches API."""
+    return bool(todo) and (batch if batch is not None else todo > config.batch_above)
 
 
 def _run(coro: Any) -> Any:

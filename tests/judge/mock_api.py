@@ -13,6 +13,13 @@ text to a behaviour), so one server serves a whole rerun with a mix of outcomes:
 * ``max_tokens`` — output cut off mid-JSON, ``stop_reason: max_tokens``;
 * ``refusal``   — ``stop_reason: refusal`` with no JSON;
 * ``malformed`` — JSON that does not match the schema.
+
+It also speaks ``POST /v1/messages/count_tokens`` and the Message Batches API: ``POST
+/v1/messages/batches`` takes a batch, ``GET .../batches/{id}`` reports it in progress for
+``batch_polls`` polls and then ended, ``GET .../batches/{id}/results`` streams one JSON line per
+request. In a batch, ``expire`` expires the first time (then ``ok``), ``invalid`` is an
+``invalid_request_error`` every time, ``overloaded`` an ``overloaded_error`` every time; the
+others answer as above.
 """
 
 from __future__ import annotations
@@ -43,6 +50,55 @@ class MockAPI:
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
         self.url = ""
+        self.batch_polls = 1  # polls a batch is "in_progress" before it ends
+        self.batches: dict[str, dict[str, Any]] = {}  # id -> {"requests": [...], "polls": n}
+        self.counted = 0  # count_tokens requests
+        self.batch_attempts: Counter[str] = Counter()  # question -> batches it was submitted in
+
+    @staticmethod
+    def question_of(params: dict[str, Any]) -> str:
+        return dict(_TAGGED.findall(params["messages"][0]["content"])).get("question", "")
+
+    def batch_object(self, bid: str, ended: bool) -> dict[str, Any]:
+        n = len(self.batches[bid]["requests"])
+        return {
+            "id": bid,
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": {
+                "processing": 0 if ended else n,
+                "succeeded": n if ended else 0,
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
+            "created_at": "2026-12-03T00:00:00Z",
+            "expires_at": "2026-12-04T00:00:00Z",
+            "ended_at": "2026-12-03T00:01:00Z" if ended else None,
+            "cancel_initiated_at": None,
+            "archived_at": None,
+            "results_url": f"{self.url}/v1/messages/batches/{bid}/results" if ended else None,
+        }
+
+    def batch_result(self, bid: str, req: dict[str, Any]) -> dict[str, Any]:
+        params = req["params"]
+        question = self.question_of(params)
+        what = self.what(question)
+        with self._lock:
+            self.requests[question] += 1
+            n = sum(self.requests.values())
+        first = self.batch_attempts[question] == 1
+        if what == "expire" and first:
+            return {"custom_id": req["custom_id"], "result": {"type": "expired"}}
+        if what in ("invalid", "overloaded"):
+            kind = "invalid_request_error" if what == "invalid" else "overloaded_error"
+            err = {"type": "error", "error": {"type": kind, "message": f"mock {kind}"}}
+            return {"custom_id": req["custom_id"], "result": {"type": "errored", "error": err}}
+        out = json.dumps(self.judge(params["messages"][0]["content"], fooled=what == "fooled"))
+        return {
+            "custom_id": req["custom_id"],
+            "result": {"type": "succeeded", "message": _message(params, out, "end_turn", n)},
+        }
 
     def what(self, question: str) -> str:
         for marker, behaviour in self.behaviour.items():
@@ -121,8 +177,43 @@ def _handler(api: MockAPI) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(raw)
 
+        def do_GET(self) -> None:
+            m = re.fullmatch(r"/v1/messages/batches/([^/]+)(/results)?", self.path.split("?")[0])
+            batch = api.batches.get(m.group(1)) if m else None
+            if m is None or batch is None:
+                self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+                return
+            bid = m.group(1)
+            if m.group(2):  # the results, as JSON Lines
+                lines = [json.dumps(api.batch_result(bid, r)) for r in batch["requests"]]
+                raw = ("\n".join(lines) + "\n").encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/binary")
+                self.send_header("content-length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+                return
+            with api._lock:
+                batch["polls"] += 1
+                ended = batch["polls"] > api.batch_polls
+            self._send(200, api.batch_object(bid, ended))
+
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))))
+            path = self.path.split("?")[0]
+            if path == "/v1/messages/count_tokens":
+                with api._lock:
+                    api.counted += 1
+                self._send(200, {"input_tokens": 100 + len(json.dumps(body)) // 4})
+                return
+            if path == "/v1/messages/batches":
+                with api._lock:
+                    bid = f"msgbatch_mock_{len(api.batches) + 1:03d}"
+                    api.batches[bid] = {"requests": body["requests"], "polls": 0}
+                    for r in body["requests"]:
+                        api.batch_attempts[api.question_of(r["params"])] += 1
+                self._send(200, api.batch_object(bid, False))
+                return
             user = body["messages"][0]["content"]
             question = dict(_TAGGED.findall(user)).get("question", "")
             with api._lock:
