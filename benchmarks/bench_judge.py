@@ -85,11 +85,20 @@ def main() -> None:
                 await client.close()
 
         ideal = args.questions * args.latency / args.concurrency
+        # The SDK's import is a fixed cost, once per process (the CLI and the dashboard import it
+        # only when a rerun starts): measured on its own, so the rerun's row is its throughput.
+        t = time.perf_counter()
+        import anthropic  # noqa: F401
+
+        import_s = time.perf_counter() - t
         t = time.perf_counter()
         fresh = asyncio.run(rerun())
         fresh_s = time.perf_counter() - t
         sent = requests.count
         ok = sum(v.ok for v in fresh)
+        rows.append(("import anthropic (once a process)", import_s, "fixed cost", "-", True))
+        first = import_s + fresh_s
+        rows.append(("first rerun of a process (import + rerun)", first, "what a user waits", f"<= {1.3 * ideal:.1f} s", first <= 1.3 * ideal))  # fmt: skip
         rows.append(
             (
                 "fresh rerun",
@@ -124,9 +133,9 @@ def main() -> None:
     print(
         f"{args.questions} questions, {args.latency * 1000:.0f} ms per request, concurrency {args.concurrency}"
     )
-    print(f"{'':<36}{'time':>9}  {'':<28}{'target':<26}ok")
+    print(f"{'':<42}{'time':>9}  {'':<28}{'target':<26}ok")
     for name, secs, what, target, met in rows:
-        print(f"{name:<36}{secs:>8.2f}s  {what:<28}{target:<26}{'yes' if met else 'NO'}")
+        print(f"{name:<42}{secs:>8.2f}s  {what:<28}{target:<26}{'yes' if met else 'NO'}")
 
 
 if __name__ == "__main__":

@@ -163,6 +163,10 @@ def _message(body: dict[str, Any], text: str, stop: str, n: int) -> dict[str, An
 def _handler(api: MockAPI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the real API: a connection per request costs
+        # Headers and body go out as two writes; with Nagle's algorithm the body waits for the
+        # client's delayed ACK of the headers (up to 40 ms a response) — a stall of this mock's,
+        # not of the API it stands for.
+        disable_nagle_algorithm = True
 
         def log_message(self, *args: Any) -> None:  # quiet
             pass
