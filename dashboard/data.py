@@ -20,7 +20,8 @@ from dashboard import tables
 from evalcore import Comparison, LoadResult, compare, load_runs, score_run, summarize
 from evalcore.comparison import incomparable
 from evalcore.errors import SetupError
-from evalcore.judge.client import Estimate, RerunReport
+from evalcore.judge.client import Estimate
+from evalcore.judge.rerun import RerunReport
 from evalcore.metrics.retrieval import preload
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
 from evalcore.runs.groups import TestSetGroup, find_group, group_runs
@@ -214,7 +215,8 @@ def rejudge(
 ) -> RerunReport:
     """Judge these questions of the run into a new revision. The key is the environment's, or one
     typed into this browser session (passed through, never stored)."""
-    from evalcore.judge.client import JudgeConfig, rerun
+    from evalcore.judge.client import JudgeConfig
+    from evalcore.judge.rerun import rerun
 
     run = _load(folder, key).runs[run_id]
     return rerun(run, store(), JudgeConfig(), qids=qids, api_key=api_key or None, on_verdict=on_verdict)

@@ -157,7 +157,8 @@ def _judged(run: Any, args: argparse.Namespace) -> Any:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from evalcore.judge.client import JudgeConfig, count_tokens, estimate, items_for, rerun
+    from evalcore.judge.client import JudgeConfig, count_tokens, estimate, items_for
+    from evalcore.judge.rerun import rerun
     from evalcore.store import Store
 
     run = _load_one(args.run)

@@ -266,30 +266,6 @@ def count_tokens(
     return dict(_run(go())) if items else {}
 
 
-@dataclass
-class RerunReport:
-    revision_id: int
-    verdicts: list[Verdict]
-    batched: bool = False  # through the Message Batches API (at batch prices)
-
-    @property
-    def judged(self) -> int:
-        return sum(1 for v in self.verdicts if v.ok and not v.cached)
-
-    @property
-    def cached(self) -> int:
-        return sum(1 for v in self.verdicts if v.cached)
-
-    @property
-    def failed(self) -> list[Verdict]:
-        return [v for v in self.verdicts if not v.ok]
-
-    @property
-    def tokens(self) -> tuple[int, int]:
-        paid = [v for v in self.verdicts if not v.cached]
-        return sum(v.input_tokens or 0 for v in paid), sum(v.output_tokens or 0 for v in paid)
-
-
 async def judge_items(
     items: list[Item],
     config: JudgeConfig,
@@ -318,45 +294,6 @@ async def judge_items(
 
     await asyncio.gather(*(one(i) for i in items))
     return out
-
-
-def rerun(
-    run: Run,
-    store: Store,
-    config: JudgeConfig | None = None,
-    *,
-    qids: Iterable[str] | None = None,
-    transport: Any = None,
-    api_key: str | None = None,
-    on_verdict: Callable[[Verdict], None] | None = None,
-    batch: bool | None = None,
-    on_batch: Callable[[str, str], None] | None = None,
-) -> RerunReport:
-    """Judge ``run``'s questions (all, or ``qids``) into a new revision of the store. Running it again
-    after an interruption costs only what was not judged: the rest comes from the cache (or, for a
-    batch still running, from that batch).
-
-    ``batch``: through the Message Batches API (True), one request per question (False), or the
-    batches when more than ``config.batch_above`` questions are not in the cache (None)."""
-    config = config or JudgeConfig()
-    items = items_for(run, qids)
-    rev = store.new_revision(run.run_id, run.results_sha256(), config.judge)
-    todo = sum(1 for i in items if store.cached(i.key(config.model)) is None)
-    client = make_client(config, transport=transport, api_key=api_key) if todo else None
-    batched = use_batches(todo, config, batch)
-
-    async def go() -> list[Verdict]:
-        try:
-            if batched:
-                from evalcore.judge.batches import judge_in_batches
-
-                return await judge_in_batches(items, config, store, rev, client, on_verdict, on_batch)
-            return await judge_items(items, config, store, rev, client, on_verdict)
-        finally:
-            if client is not None:
-                await client.close()
-
-    return RerunReport(rev, _run(go()), batched)
 
 
 def use_batches(todo: int, config: JudgeConfig, batch: bool | None = None) -> bool:

@@ -10,10 +10,12 @@ supported and is flagged.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import polars as pl
 
 from evalcore.judge.prompt import PROMPT_VERSION
+from evalcore.metrics.generation import context_chunks
 from evalcore.runs.frames import CLAIMS_SCHEMA
 from evalcore.runs.load import Run
 from evalcore.schema import JudgeConfig
@@ -68,8 +70,10 @@ def with_verdicts(
         },
         schema={"qid": pl.String, "n_claims": pl.Int64, "correctness": pl.String, "relevance": pl.Float64},
     )
-    results = run.results.drop("n_claims", "correctness", "relevance").join(judged, on="qid", how="left")
-    results = results.select(run.results.columns)
+    context = _context_counts(run, ok)
+    results = run.results.drop("n_claims", "correctness", "relevance", *CONTEXT_COLUMNS, strict=False)
+    results = results.join(judged, on="qid", how="left").join(context, on="qid", how="left")
+    results = results.select(*[c for c in run.results.columns if c not in CONTEXT_COLUMNS], *CONTEXT_COLUMNS)
     manifest = run.manifest
     if judge is not None:  # the run now carries this revision's judge, for comparisons to check
         model, prompt, schema = judge
@@ -91,6 +95,37 @@ def with_verdicts(
         # Scores are cached by source: this run, judged by this revision, is a source of its own.
         source_key=None if run.source_key is None else f"{run.source_key}|judge-revision-{revision_id}",
     )
+
+
+# Per question, from the judge's context grades (generation_scores turns them into judged context
+# precision and recall): chunks graded and judged relevant; reference statements, and those a chunk
+# covers. Only chunks the generator was given count; a grade of any other id is ignored.
+CONTEXT_COLUMNS = ("judged_chunks", "judged_relevant", "ref_statements", "ref_covered")
+
+
+def _context_counts(run: Run, outputs: dict[str, Any]) -> pl.DataFrame:
+    given: dict[str, set[str]] = {}
+    ctx = context_chunks(run.retrieved.filter(pl.col("qid").is_in(list(outputs))), run.manifest.context_k)
+    for qid, cid in ctx.select("qid", "chunk_id").iter_rows():
+        given.setdefault(qid, set()).add(cid)
+    rows = []
+    for qid, out in outputs.items():
+        if "chunks" not in out:  # a revision from before the judge graded chunks
+            continue
+        ids = given.get(qid, set())
+        grades = {c["chunk_id"]: c["relevant"] for c in out["chunks"] if c["chunk_id"] in ids}
+        statements = out.get("reference_statements") or []
+        rows.append(
+            {
+                "qid": qid,
+                "judged_chunks": len(grades),
+                "judged_relevant": sum(grades.values()),
+                "ref_statements": len(statements),
+                "ref_covered": sum(1 for st in statements if st.get("chunk_id") in ids),
+            }
+        )
+    schema = {"qid": pl.String, **dict.fromkeys(CONTEXT_COLUMNS, pl.Int64)}
+    return pl.DataFrame(rows, schema=schema)
 
 
 def judged_by(store: Store, run: Run, which: str) -> Run:

@@ -103,6 +103,20 @@ GENERATION: dict[str, MetricInfo] = {
         ),
         MetricInfo("relevance", "generation", True, "soft", "does the answer address the question (0..1)"),
         MetricInfo(
+            "judged_context_precision",
+            "generation",
+            True,
+            "soft",
+            "the judge's view of retrieval: given chunks it graded relevant / given chunks",
+        ),
+        MetricInfo(
+            "judged_context_recall",
+            "generation",
+            True,
+            "soft",
+            "the judge's view of retrieval: reference statements a given chunk states / statements",
+        ),
+        MetricInfo(
             "abstention", "generation", True, "abstention", "unanswerable questions: declined to answer"
         ),
         MetricInfo(
@@ -113,11 +127,19 @@ GENERATION: dict[str, MetricInfo] = {
 }
 GENERATION_METRICS: tuple[str, ...] = tuple(GENERATION)
 # Made from the judge's verdicts: not comparable between runs judged by different judges.
-JUDGED: tuple[str, ...] = ("faithfulness", "correctness", "relevance")
+JUDGED: tuple[str, ...] = (
+    "faithfulness",
+    "correctness",
+    "relevance",
+    "judged_context_precision",
+    "judged_context_recall",
+)
 _NEEDS = {
     "faithfulness": "judge claims about the answer",
     "correctness": "a judge verdict on an answerable question",
     "relevance": "a relevance score from the judge",
+    "judged_context_precision": "the judge's chunk grades (a judge revision: `evalcore judge`)",
+    "judged_context_recall": "the judge's reference coverage (a judge revision of a question with a reference)",
     "abstention": "an unanswerable question with a recorded answer",
     "false_refusal": "an answerable question with a recorded answer",
     "no_answer": "a recorded answer (or error)",

@@ -7,6 +7,11 @@
 * correctness = 1 (correct), 0.5 (partially_correct), 0 (incorrect), from the judge's verdict against
   the reference answer; answerable questions only.
 * relevance = the stored answer-relevance score in [0, 1].
+* judged_context_precision = chunks the judge graded relevant to the question / chunks it graded,
+  among those the generator was given; judged_context_recall = statements of the reference answer
+  that a given chunk states / the reference's statements (n/a without a reference). Both come from
+  a judge revision's context grades — the judge's view of retrieval, for questions without labels —
+  and are never mixed with the label-based retrieval metrics.
 * abstention (unanswerable questions): 1 if the system declined to answer.
   false_refusal (answerable questions): 1 if it declined. no_answer (all questions): 1 if it declined.
 """
@@ -44,8 +49,11 @@ def generation_scores(
         supported=((pl.col("verdict") == "SUPPORTED") & pl.col("quote_found")).sum(),
         unverified_quotes=((pl.col("verdict") == "SUPPORTED") & ~pl.col("quote_found")).sum(),
     )
+    context = ("judged_chunks", "judged_relevant", "ref_statements", "ref_covered")
+    if not all(c in results.columns for c in context):  # no judge revision's context grades
+        results = results.with_columns(pl.lit(None, dtype=pl.Int64).alias(c) for c in context)
     df = (
-        results.select("qid", "n_claims", "correctness", "relevance", "abstained")
+        results.select("qid", "n_claims", "correctness", "relevance", "abstained", *context)
         .join(cases.select("qid", "answerable"), on="qid", how="left")
         .join(per_q, on="qid", how="left")
     )
@@ -58,6 +66,12 @@ def generation_scores(
         .otherwise(None),
         correctness=pl.when(ans).then(pl.col("correctness").replace_strict(CORRECTNESS_SCORE, default=None)),
         relevance=pl.col("relevance"),
+        judged_context_precision=pl.when(pl.col("judged_chunks") > 0).then(
+            pl.col("judged_relevant") / pl.col("judged_chunks")
+        ),
+        judged_context_recall=pl.when(pl.col("ref_statements") > 0).then(
+            pl.col("ref_covered") / pl.col("ref_statements")
+        ),
         abstention=pl.when(~ans).then(abst),
         false_refusal=pl.when(ans).then(abst),
         no_answer=abst,

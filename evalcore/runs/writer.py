@@ -50,6 +50,7 @@ class RunWriter:
         notes: str | None = None,
         external_metrics: dict[str, str] | None = None,
         fmt: Literal["jsonl", "parquet"] = "jsonl",
+        context_k: int | None = None,
     ) -> None:
         self.folder = Path(folder)
         if self.folder.exists():
@@ -68,6 +69,7 @@ class RunWriter:
                 "library_version": __version__,
                 "notes": notes,
                 "external_metrics": external_metrics or {},
+                "context_k": context_k,
             }
         )
         self.fmt = fmt

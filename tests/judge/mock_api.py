@@ -137,7 +137,28 @@ class MockAPI:
                 )
         ref = tagged.get("reference")
         correct = ref is not None and ref.strip(".").lower() in answer.lower()
+        # Context: a chunk is relevant when it holds a reference statement (or, without a
+        # reference, a word of the question); a statement is covered by the chunk holding it.
+        statements = [s.strip() for s in re.split(r"(?<=\.)\s+", ref or "") if s.strip()]
+        question = tagged.get("question", "").lower()
+
+        def covers(text: str, statement: str) -> bool:
+            return statement.rstrip(".").lower() in text.lower()
+
         return {
+            "chunks": [
+                {
+                    "chunk_id": cid,
+                    "relevant": any(covers(text, st) for st in statements)
+                    if statements
+                    else any(w in text.lower() for w in question.split() if len(w) > 4),
+                }
+                for cid, text in chunks
+            ],
+            "reference_statements": [
+                {"statement": st, "chunk_id": next((cid for cid, text in chunks if covers(text, st)), None)}
+                for st in statements
+            ],
             "claims": claims,
             "correctness": {
                 "verdict": "correct" if correct else "incorrect",

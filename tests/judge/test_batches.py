@@ -11,7 +11,8 @@ import pytest
 from mock_api import mock_api
 
 from evalcore import RunWriter, load_run
-from evalcore.judge.client import JudgeConfig, count_tokens, estimate, items_for, rerun
+from evalcore.judge.client import JudgeConfig, count_tokens, estimate, items_for
+from evalcore.judge.rerun import rerun
 from evalcore.store import Store
 from helpers import case, write_jsonl
 

@@ -12,7 +12,8 @@ import pytest
 from mock_api import mock_api
 
 from evalcore import RunWriter, load_run, score_run
-from evalcore.judge.client import JudgeConfig, rerun
+from evalcore.judge.client import JudgeConfig
+from evalcore.judge.rerun import rerun
 from evalcore.judge.revision import judged_by
 from evalcore.store import Store
 from helpers import case, write_jsonl
@@ -317,3 +318,39 @@ def test_two_revisions_diff_per_question(env, tmp_path: Path, capsys) -> None:  
     assert "verdicts of 1 → 2, 1 question(s) differ" in out and '"qid": "q-inject"' in out
     # The run file's own verdicts are a side too ('recorded': this run recorded none).
     assert diff(judged_by(store, run, "recorded"), judged_by(store, run, "1")).height == 2
+
+
+def test_the_judge_grades_chunks_for_questions_without_labels(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A Ragas-style test set with no labeled chunks: label-based retrieval metrics do not apply,
+    and the judge's chunk grades give a judged context precision and recall under their own names."""
+    from evalcore import summarize
+
+    ts = write_jsonl(
+        tmp_path / "testset.jsonl",
+        [
+            case("q1", {}, question="How long are Team snapshots kept?", reference_answer="Team snapshots are kept for 90 days."),
+            case("q2", {}, question="What does Team cost?", reference_answer="Team costs $12 per seat. Billing is monthly."),
+        ],
+    )  # fmt: skip
+    given = [
+        {"chunk_id": "a", "score": 3.0, "text": "Team snapshots are kept for 90 days."},
+        {"chunk_id": "b", "score": 2.0, "text": "The office dog is called Biscuit."},
+        {"chunk_id": "c", "score": 1.0, "text": "Team costs $12 per seat."},  # not given: context_k 2
+    ]
+    with RunWriter(tmp_path / "run", testset=ts, system={"prompt": "v1"}, context_k=2) as w:
+        w.add("q1", retrieved=given, answer="Team snapshots are kept for 90 days.")
+        w.add("q2", retrieved=given, answer="Team costs $12 per seat.")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    with mock_api() as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        run = load_run(tmp_path / "run")
+        store = Store(tmp_path / "s.sqlite")
+        rerun(run, store, CONFIG)
+    scores = score_run(judged_by(store, run, "latest")).sort("qid")
+    assert scores["judged_context_precision"].to_list() == [0.5, 0.0]  # q2: chunk c was not given
+    assert scores["judged_context_recall"].to_list() == [1.0, 0.0]
+    assert scores["R@5"].is_null().all(), "no labels: label-based recall does not apply"
+    means = {r["metric"]: r for r in summarize(scores, run.testset).iter_rows(named=True)}
+    assert means["judged_context_precision"]["mean"] == 0.25 and means["R@5"]["n"] == 0
+    # The run file's own (recorded) judge output has no chunk grades: not applicable, never 0.
+    assert score_run(run)["judged_context_precision"].is_null().all()
