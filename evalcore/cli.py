@@ -299,7 +299,17 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
     run = _judged(_load_one(args.run), args)
     measures = args.measures or None
-    scores = score_run(run, measures) if measures else score_run(run)
+    embed = None
+    if args.embedder:
+        from evalcore.metrics.embedding import embedder
+
+        embed = embedder(args.embedder)
+        if "answer_questions" not in run.results.columns:
+            return _err(
+                "relevance_ragas needs questions the judge wrote from each answer: score a judge "
+                "revision (--judge latest), not the run file's recorded judge output"
+            )
+    scores = score_run(run, *([measures] if measures else []), embedder=embed)
     metrics = metric_columns(scores)
     if args.per_question:
         print(_table(scores, args.format))
@@ -322,6 +332,11 @@ def cmd_metrics(args: argparse.Namespace) -> int:
             shown = shown.drop("slice")
         print(_table(shown, "table"))
         _not_applicable(table)
+        if embed is not None:
+            print(
+                f"relevance_ragas: RAGAS answer relevance with the embedder {args.embedder}; "
+                "relevance: the judge's own 0-1 score"
+            )
     else:
         print(_table(table, args.format))
     return EXIT_OK
@@ -482,6 +497,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples for the CIs")
     s.add_argument("--judge", default="recorded", help=judge_help)
     s.add_argument("--store", help=store_help)
+    s.add_argument(
+        "--embedder",
+        help="also report relevance_ragas (RAGAS answer relevance) with this embedder: "
+        "'sentence-transformers:MODEL' or 'module:function' (texts -> vectors); needs --judge REV",
+    )
     s.set_defaults(func=cmd_metrics)
 
     s = sub.add_parser(

@@ -16,6 +16,7 @@ import polars as pl
 
 from evalcore.cache import cached_frame, code_version
 from evalcore.metrics.catalogue import DEFAULT_MEASURES
+from evalcore.metrics.embedding import Embedder, relevance_ragas
 from evalcore.metrics.generation import generation_scores
 from evalcore.metrics.measures import Measure, parse_measures
 from evalcore.metrics.retrieval import evaluate
@@ -25,7 +26,11 @@ from evalcore.stats import SMALL_SLICE, bootstrap_ci
 
 
 def score_run(
-    run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *, cache: bool = True
+    run: Run,
+    measures: Iterable[Measure | str] = DEFAULT_MEASURES,
+    *,
+    cache: bool = True,
+    embedder: Embedder | None = None,
 ) -> pl.DataFrame:
     """Per-question scores of ``run``: ``qid``, every retrieval measure (null on unanswerable
     questions and on answerable ones with no labeled chunk), the generation metrics (null where not
@@ -34,8 +39,17 @@ def score_run(
     Results are kept on disk beside the JSONL conversion cache, keyed by the results file (path,
     mtime, size as read), the test set's sha256, the measures and evalcore's source, so a fresh
     process does not rescore a run it has seen.
+
+    With an ``embedder`` (texts -> vectors), a run judged by a revision that wrote questions from
+    each answer also gets ``relevance_ragas`` (:mod:`evalcore.metrics.embedding`); not cached.
     """
     ms = parse_measures([str(m) for m in measures])
+    if embedder is not None:
+        out = _score(run, ms)
+        if "answer_questions" not in run.results.columns:
+            return out
+        ragas = relevance_ragas(run.results, run.testset.cases, embedder)
+        return out.join(ragas, on="qid", how="left")
     if not cache or run.source_key is None:
         return _score(run, ms)
     key = f"{run.source_key}|{run.testset.sha256}|{','.join(map(str, ms))}|{code_version()}"

@@ -71,9 +71,20 @@ def with_verdicts(
         schema={"qid": pl.String, "n_claims": pl.Int64, "correctness": pl.String, "relevance": pl.Float64},
     )
     context = _context_counts(run, ok)
-    results = run.results.drop("n_claims", "correctness", "relevance", *CONTEXT_COLUMNS, strict=False)
+    asked = pl.DataFrame(
+        {
+            "qid": [q for q, out in ok.items() if "questions_from_answer" in out],
+            "answer_questions": [
+                out["questions_from_answer"] for out in ok.values() if "questions_from_answer" in out
+            ],
+        },
+        schema={"qid": pl.String, "answer_questions": pl.List(pl.String)},
+    )
+    extra = (*CONTEXT_COLUMNS, "answer_questions")
+    results = run.results.drop("n_claims", "correctness", "relevance", *extra, strict=False)
     results = results.join(judged, on="qid", how="left").join(context, on="qid", how="left")
-    results = results.select(*[c for c in run.results.columns if c not in CONTEXT_COLUMNS], *CONTEXT_COLUMNS)
+    results = results.join(asked, on="qid", how="left")
+    results = results.select(*[c for c in run.results.columns if c not in extra], *extra)
     manifest = run.manifest
     if judge is not None:  # the run now carries this revision's judge, for comparisons to check
         model, prompt, schema = judge

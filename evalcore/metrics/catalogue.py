@@ -133,12 +133,14 @@ JUDGED: tuple[str, ...] = (
     "relevance",
     "judged_context_precision",
     "judged_context_recall",
+    "relevance_ragas",
 )
 _NEEDS = {
     "faithfulness": "judge claims about the answer",
     "correctness": "a judge verdict on an answerable question",
     "relevance": "a relevance score from the judge",
     "judged_context_precision": "the judge's chunk grades (a judge revision: `evalcore judge`)",
+    "relevance_ragas": "questions the judge wrote from the answer (a judge revision) and an embedder",
     "judged_context_recall": "the judge's reference coverage (a judge revision of a question with a reference)",
     "abstention": "an unanswerable question with a recorded answer",
     "false_refusal": "an answerable question with a recorded answer",
@@ -151,10 +153,22 @@ DEFAULT_MEASURES: tuple[str, ...] = ("R@5", "R@10", "P@5", "hit@5", "RR@10", "nD
 HEADLINE: tuple[str, ...] = ("R@5", "nDCG@10", "faithfulness", "correctness", "abstention")
 
 
+# Reported only when asked for (an embedder given): not one of the metrics every run is scored on.
+RELEVANCE_RAGAS = MetricInfo(
+    "relevance_ragas",
+    "generation",
+    True,
+    "soft",
+    "RAGAS answer relevance: mean cosine of the question to questions the judge wrote from the answer",
+)
+
+
 def metric_info(name: str) -> MetricInfo:
     """Metadata of any metric column name; ``ValueError`` for a name that is no metric."""
     if name in GENERATION:
         return GENERATION[name]
+    if name == RELEVANCE_RAGAS.name:
+        return RELEVANCE_RAGAS
     if name.startswith("ext:"):
         return MetricInfo(
             name, "external", True, "soft", "computed outside evalcore (imported); not recomputed here"

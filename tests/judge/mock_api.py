@@ -155,6 +155,10 @@ class MockAPI:
                 }
                 for cid, text in chunks
             ],
+            # A judge that reads the answer back as questions: one per answer sentence.
+            "questions_from_answer": [
+                f"What about this: {s.strip()}?" for s in re.split(r"(?<=\.)\s+", answer) if s.strip()
+            ][:3],
             "reference_statements": [
                 {"statement": st, "chunk_id": next((cid for cid, text in chunks if covers(text, st)), None)}
                 for st in statements

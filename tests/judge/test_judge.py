@@ -354,3 +354,51 @@ def test_the_judge_grades_chunks_for_questions_without_labels(tmp_path: Path, mo
     assert means["judged_context_precision"]["mean"] == 0.25 and means["R@5"]["n"] == 0
     # The run file's own (recorded) judge output has no chunk grades: not applicable, never 0.
     assert score_run(run)["judged_context_precision"].is_null().all()
+
+
+def test_ragas_answer_relevance_with_a_pluggable_embedder(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """RAGAS answer relevance: questions the judge wrote from each answer, cosine to the question
+    asked, with any embedder; reported as relevance_ragas beside the judge's own relevance."""
+    from embedders import bag_of_words
+
+    from evalcore.cli import main
+
+    ts = write_jsonl(
+        tmp_path / "testset.jsonl",
+        [
+            case("q-on", {"a": 1}, question="How long are Team snapshots kept?", reference_answer="90 days"),
+            case("q-off", {"a": 1}, question="How long are Team snapshots kept?", reference_answer="90 days"),
+            case("q-decline", {"a": 1}, question="How long are Team snapshots kept?", reference_answer="90 days"),
+        ],
+    )  # fmt: skip
+    chunk = [{"chunk_id": "a", "score": 1.0, "text": "Team snapshots are kept for 90 days."}]
+    with RunWriter(tmp_path / "run", testset=ts, system={"prompt": "v1"}) as w:
+        w.add("q-on", retrieved=chunk, answer="Team snapshots are kept for 90 days.")
+        w.add("q-off", retrieved=chunk, answer="The office dog is called Biscuit.")
+        w.add("q-decline", retrieved=chunk, answer="")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    db = tmp_path / "s.sqlite"
+    with mock_api() as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        run = load_run(tmp_path / "run")
+        rerun(run, Store(db), CONFIG)
+    judged = judged_by(Store(db), run, "latest")
+    scores = score_run(judged, embedder=bag_of_words).sort("qid")
+    ragas = dict(zip(scores["qid"], scores["relevance_ragas"], strict=True))
+    assert ragas["q-on"] > 0.5 > ragas["q-off"], "an answer about something else suggests other questions"
+    assert ragas["q-decline"] is None, "no answer, no questions: not applicable"
+    assert "relevance_ragas" not in score_run(judged).columns, "only when an embedder is given"
+    assert "relevance" in scores.columns, "the judge's own relevance stays"
+    args = ["metrics", str(run.path), "--store", str(db), "--judge", "latest"]
+    assert main([*args, "--embedder", "embedders:bag_of_words"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "│ relevance_ragas " in out
+        and "RAGAS answer relevance with the embedder embedders:bag_of_words" in out
+    )
+    assert main([*args, "--embedder", "embedders:broken"]) == 2
+    assert "it must return one vector per text" in capsys.readouterr().err
+    assert main([*args, "--embedder", "nosuchmodule:f"]) == 2
+    assert "cannot import f from nosuchmodule" in capsys.readouterr().err
+    assert main(["metrics", str(run.path), "--embedder", "embedders:bag_of_words"]) == 2
+    assert "score a judge revision (--judge latest)" in capsys.readouterr().err
