@@ -93,17 +93,19 @@ def ceilings(folder: str, run_id: str, by: str | None, metrics: tuple[str, ...],
 def comparison(
     folder: str, base: str, cand: str, k: int, key: Key, judge: str = "recorded", stamp: int = 0
 ) -> Comparison:
-    """Baseline vs candidate, with the verdicts ``judge`` names for both (``recorded``: the run
-    files'; ``latest``: each run's newest revision in the store). ``stamp`` (the store's newest
+    """Baseline vs candidate, with the verdicts ``judge`` names (``recorded``: the run files';
+    ``latest``: each run's newest revision in the store, or its run file's when it has none — the
+    comparison still says when the two sides' judges differ). ``stamp`` (the store's newest
     revision id) renews the cached comparison when a re-judge added a revision."""
     runs = _load(folder, key).runs
-    if judge == "recorded":
+    revised = judged_runs(folder, [base, cand], key) if judge == "latest" else {}
+    if not revised:
         return compare(
             runs[base], runs[cand], k=k, scores=(scores(folder, base, key), scores(folder, cand, key))
         )
     from evalcore.judge.revision import judged_by
 
-    pair = [judged_by(store(), runs[r], judge) for r in (base, cand)]
+    pair = [judged_by(store(), runs[r], "latest") if r in revised else runs[r] for r in (base, cand)]
     return compare(pair[0], pair[1], k=k)
 
 
@@ -191,18 +193,39 @@ def judge_key_in_env() -> bool:
     return bool(os.environ.get("ANTHROPIC_API_KEY"))
 
 
-def judge_estimate(folder: str, run_id: str, qids: list[str], key: Key) -> Estimate:
-    """What re-judging these questions would cost; drawn on every rerun of a page, so kept until a
-    rerun adds verdicts to the store (which changes what the cache holds)."""
-    return _estimate(folder, run_id, tuple(qids), key, store().newest_revision_id())
+def judge_estimate(folder: str, run_id: str, qids: list[str], key: Key, like: str | None = None) -> Estimate:
+    """What re-judging these questions would cost (with the judge of run ``like``, if named);
+    drawn on every rerun of a page, so kept until a rerun adds verdicts to the store (which changes
+    what the cache holds)."""
+    return _estimate(folder, run_id, tuple(qids), key, like, store().newest_revision_id())
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _estimate(folder: str, run_id: str, qids: tuple[str, ...], key: Key, stamp: int) -> Estimate:
-    from evalcore.judge.client import JudgeConfig, estimate, items_for
+def _estimate(
+    folder: str, run_id: str, qids: tuple[str, ...], key: Key, like: str | None, stamp: int
+) -> Estimate:
+    from evalcore.judge.client import estimate, items_for
 
     run = _load(folder, key).runs[run_id]
-    return estimate(items_for(run, qids), JudgeConfig(), store())
+    return estimate(items_for(run, qids), _config(folder, key, like), store())
+
+
+def judge_like(folder: str, run_id: str, key: Key) -> str | None:
+    """Why a run cannot be re-judged with ``run_id``'s judge (None: it can)."""
+    try:
+        _config(folder, key, run_id)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _config(folder: str, key: Key, like: str | None) -> Any:
+    from evalcore.judge.client import JudgeConfig
+    from evalcore.judge.rerun import config_like
+
+    if like is None:
+        return JudgeConfig()
+    return config_like(store(), _load(folder, key).runs[like])
 
 
 def rejudge(
@@ -212,14 +235,16 @@ def rejudge(
     key: Key,
     api_key: str | None,
     on_verdict: Callable[[Any], None] | None = None,
+    like: str | None = None,
 ) -> RerunReport:
-    """Judge these questions of the run into a new revision. The key is the environment's, or one
-    typed into this browser session (passed through, never stored)."""
-    from evalcore.judge.client import JudgeConfig
+    """Judge these questions of the run into a new revision (with the judge of run ``like``, if
+    named). The key is the environment's, or one typed into this browser session (passed through,
+    never stored)."""
     from evalcore.judge.rerun import rerun
 
     run = _load(folder, key).runs[run_id]
-    return rerun(run, store(), JudgeConfig(), qids=qids, api_key=api_key or None, on_verdict=on_verdict)
+    config = _config(folder, key, like)
+    return rerun(run, store(), config, qids=qids, api_key=api_key or None, on_verdict=on_verdict)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

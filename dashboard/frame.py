@@ -247,3 +247,53 @@ def rejudge_key_field(key: str) -> str | None:
             "No API key on the server: paste one above, or start the dashboard with ANTHROPIC_API_KEY set."
         )
     return typed or None
+
+
+def rejudge_panel(
+    frame: Frame,
+    targets: list[str],
+    qids: list[str],
+    key: str,
+    like: str | None = None,
+    label: str = "Re-judge",
+) -> bool:
+    """Estimate, key, confirmation and button of a re-judge of ``qids`` in the ``targets`` runs
+    (with the judge of run ``like``, if named): the estimate per run and in total, a confirmation
+    above REJUDGE_CONFIRM_ABOVE, a progress bar while it runs, each failure with its reason.
+    True once it ran without failures (the caller shows the new revisions)."""
+    estimates = [data.judge_estimate(frame.fkey, r, qids, frame.key, like) for r in targets]
+    dollars = sum(e.dollars for e in estimates)
+    lines = [f"{frame.label(r)}: {e}" for r, e in zip(targets, estimates, strict=True)]
+    if len(targets) > 1:
+        lines.append(f"together about ${dollars:.2f}")
+    st.caption(md_escape(" · ".join(lines)))
+    api_key = rejudge_key_field(f"{key}_key")
+    confirmed = dollars <= REJUDGE_CONFIRM_ABOVE or st.checkbox(
+        f"Spend about ${dollars:.2f}", key=f"{key}_ok"
+    )
+    total = sum(e.questions for e in estimates)
+    if not total:
+        st.caption("No recorded answer among these questions: nothing to judge.")
+    go = st.button(
+        label, key=key, disabled=not total or not confirmed or not (data.judge_key_in_env() or api_key)
+    )
+    if not go:
+        return False
+    bar = st.progress(0.0, text="Judging…")
+    done = [0]
+
+    def tick(_: object) -> None:
+        done[0] += 1
+        bar.progress(min(1.0, done[0] / total), text=f"{done[0]}/{total} judged")
+
+    failures = []
+    try:
+        for r in targets:
+            report = data.rejudge(frame.fkey, r, qids, frame.key, api_key, on_verdict=tick, like=like)
+            failures += [(r, v) for v in report.failed]
+    except data.SetupError as exc:
+        st.error(md_escape(str(exc)))
+        return False
+    for r, v in failures:
+        st.error(md_escape(f"{frame.label(r)} · {v.qid}: {v.reason}"))
+    return not failures

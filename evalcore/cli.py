@@ -158,7 +158,7 @@ def _judged(run: Any, args: argparse.Namespace) -> Any:
 
 def cmd_judge(args: argparse.Namespace) -> int:
     from evalcore.judge.client import JudgeConfig, count_tokens, estimate, items_for
-    from evalcore.judge.rerun import rerun
+    from evalcore.judge.rerun import config_like, rerun
     from evalcore.store import Store
 
     run = _load_one(args.run)
@@ -171,21 +171,11 @@ def cmd_judge(args: argparse.Namespace) -> int:
         qids = [q for q in (qids or tagged) if q in set(tagged)]
     model = args.model
     if args.like:
-        other = _load_one(args.like)
-        with Store(args.store) as store:  # judged here before: its newest revision's judge
-            revs = store.revisions(other.run_id, other.results_sha256())
-        like = revs[-1].judge if revs else other.judge
-        if like is None:
-            return _err(f"{args.like} does not record its judge (run.json 'judge'); pass --model instead")
-        from evalcore.judge.prompt import prompt_hash, schema_hash
-
-        wanted_model, wanted_prompt, wanted_schema = like
-        if wanted_prompt not in (prompt_hash(), "") or wanted_schema not in (schema_hash(), ""):
-            return _err(
-                f"{args.like} was judged with another prompt or schema ({other.judge_text()}) than this "
-                "version of evalcore has; re-judge both runs with this one to compare them"
-            )
-        model = wanted_model
+        try:
+            with Store(args.store) as store:  # judged here before: its newest revision's judge
+                model = config_like(store, _load_one(args.like)).model
+        except ValueError as exc:
+            return _err(str(exc))
     config = JudgeConfig(
         **({"model": model} if model else {}), concurrency=args.concurrency, batch_poll=args.poll
     )

@@ -6,11 +6,10 @@ import streamlit as st
 
 from dashboard import data, tables
 from dashboard.frame import (
-    REJUDGE_CONFIRM_ABOVE,
     complain,
     link_to_question,
     need_runs,
-    rejudge_key_field,
+    rejudge_panel,
     setup,
 )
 from dashboard.render import (
@@ -66,6 +65,8 @@ if problem:
     st.stop()
 # Whose verdicts: the run files' own, or each run's newest judge revision (after a re-judge).
 judged = data.judged_runs(frame.fkey, [base, cand], frame.key)
+if "cmp_judge_pending" in st.session_state:  # a re-judge just ran: show its revisions (set before the widget)
+    st.session_state["cmp_judge"] = st.session_state.pop("cmp_judge_pending")
 if judged:
     st.selectbox(
         "Judge verdicts",
@@ -79,17 +80,36 @@ if judged:
 judge = st.session_state.get("cmp_judge", "recorded")
 if judge == "latest" and len(judged) < 2:
     missing = [frame.label(r) for r in (base, cand) if r not in judged]
-    st.warning(
-        md_escape(
-            f"No judge revision yet for {', '.join(missing)}: showing the recorded verdicts. Re-judge below."
-        )
+    st.caption(
+        md_escape(f"No judge revision yet for {', '.join(missing)}: its run file's verdicts are used.")
     )
-    judge = "recorded"
 cmp = data.comparison(frame.fkey, base, cand, k, frame.key, judge, max(judged.values(), default=0))
 
 st.subheader("Summary")
 if cmp.judge_change:
     st.warning(md_escape(cmp.judge_change[0].upper() + cmp.judge_change[1:]), icon=":material/gavel:")
+    # The way out, one click away: the baseline judged by the candidate's judge (or, when that
+    # judge cannot be reproduced, both runs by this evalcore's).
+    cant = data.judge_like(frame.fkey, cand, frame.key)
+    shared = cmp.per_question["qid"].to_list()
+    with st.expander(
+        "Re-judge the baseline with the candidate's judge"
+        if cant is None
+        else "Re-judge both runs with one judge",
+        icon=":material/gavel:",
+    ):
+        if cant is not None:
+            st.caption(md_escape(f"Not the candidate's judge: {cant}."))
+        if rejudge_panel(
+            frame,
+            [base] if cant is None else [base, cand],
+            shared,
+            "cmp_like",
+            like=cand if cant is None else None,
+            label="Re-judge the baseline" if cant is None else "Re-judge both runs",
+        ):
+            st.session_state["cmp_judge_pending"] = "latest"
+            st.rerun()
 moves = tables.moves_by_change(tables.significant_moves(cmp))
 if "worse" in moves:
     st.error(
@@ -200,44 +220,9 @@ with st.expander(f"Re-judge the {len(listed)} question(s) listed above", icon=":
         help="Both, so that the two sides are judged by the same judge and stay comparable.",
     )  # fmt: skip
     targets = [base, cand] if which == "both" else [base] if which == "baseline" else [cand]
-    estimates = [data.judge_estimate(frame.fkey, r, listed, frame.key) for r in targets]
-    dollars = sum(e.dollars for e in estimates)
-    st.caption(
-        md_escape(" · ".join(f"{frame.label(r)}: {e}" for r, e in zip(targets, estimates, strict=True)))
-    )
-    api_key = rejudge_key_field("cmp_judge_key")
-    confirmed = dollars <= REJUDGE_CONFIRM_ABOVE or st.checkbox(
-        f"Spend about ${dollars:.2f}", key="cmp_rejudge_ok"
-    )
-    answered = sum(e.questions for e in estimates)
-    if not answered:
-        st.caption("These runs recorded no answer for the listed questions: nothing to judge.")
-    go = st.button(
-        "Re-judge",
-        key="cmp_rejudge",
-        disabled=not answered or not confirmed or not (data.judge_key_in_env() or api_key),
-    )
-    if go:
-        bar = st.progress(0.0, text="Judging…")
-        total, done = answered, [0]
-
-        def tick(_: object) -> None:
-            done[0] += 1
-            bar.progress(done[0] / total, text=f"{done[0]}/{total} judged")
-
-        failures = []
-        try:
-            for r in targets:
-                report = data.rejudge(frame.fkey, r, listed, frame.key, api_key, on_verdict=tick)
-                failures += [(r, v) for v in report.failed]
-        except data.SetupError as exc:
-            st.error(md_escape(str(exc)))
-        else:
-            for r, v in failures:
-                st.error(md_escape(f"{frame.label(r)} · {v.qid}: {v.reason}"))
-            st.session_state["cmp_judge"] = "latest"
-            if not failures:
-                st.rerun()
+    if rejudge_panel(frame, targets, listed, "cmp_rejudge"):
+        st.session_state["cmp_judge_pending"] = "latest"
+        st.rerun()
 
 rows = event.selection.rows if event is not None else []
 sel_marker = (tuple(rows), view.height, tuple(view["qid"].head(50).to_list()))

@@ -79,3 +79,27 @@ def rerun(
                 await client.close()
 
     return RerunReport(rev, _run(go()), batched)
+
+
+def config_like(store: Store, other: Run, config: JudgeConfig | None = None) -> JudgeConfig:
+    """``config`` with the judge ``other`` was judged by — its newest revision's in the store, else
+    the one its run file records — so that a run judged with it compares with ``other``.
+    ``ValueError`` says why that cannot be done: ``other`` names no judge, or was judged with a
+    prompt or schema this evalcore does not have (only the model can be taken over)."""
+    from dataclasses import replace
+
+    from evalcore.judge.prompt import prompt_hash, schema_hash
+
+    revs = store.revisions(other.run_id, other.results_sha256())
+    like = revs[-1].judge if revs else other.judge
+    if like is None:
+        msg = f"{other.path} does not record its judge (run.json 'judge'); name the model instead"
+        raise ValueError(msg)
+    model, prompt, schema = like
+    if prompt not in (prompt_hash(), "") or schema not in (schema_hash(), ""):
+        msg = (
+            f"{other.path} was judged with another prompt or schema ({other.judge_text()}) than this "
+            "version of evalcore has; re-judge both runs with this one to compare them"
+        )
+        raise ValueError(msg)
+    return replace(config or JudgeConfig(), model=model)

@@ -83,7 +83,7 @@ def test_rejudge_the_listed_questions_of_both_runs_from_compare(tmp_path: Path, 
     at.run()
     assert not at.exception, at.exception
     assert "faithfulness" not in set(at.dataframe[0].value["metric"]), "no judge output recorded yet"
-    at.text_input(key="cmp_judge_key").input(KEY).run()
+    at.text_input(key="cmp_rejudge_key").input(KEY).run()
     at.button(key="cmp_rejudge").click().run()
     assert not at.exception, at.exception
     assert sum(api.requests.values()) == 2 * len(QUESTIONS), "every listed question, in both runs"
@@ -124,3 +124,49 @@ def test_an_answer_that_was_never_given_is_not_offered_for_judging(tmp_path: Pat
     assert not at.exception, at.exception
     assert any("nothing to judge" in c.value for c in at.caption)
     assert at.button(key="q_rejudge").disabled
+
+
+def test_compare_rejudges_the_baseline_like_the_candidate_in_one_click(
+    tmp_path: Path, api, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Two runs judged by different judges: Compare says so, and one button re-judges the baseline
+    with the candidate's judge, after which the two sides compare again."""
+    from test_judge import CHUNK, QUESTIONS
+
+    from evalcore import RunWriter, load_run
+    from evalcore.judge.client import JudgeConfig
+    from evalcore.judge.rerun import rerun
+    from evalcore.store import Store
+
+    with RunWriter(tmp_path / "run2", testset=tmp_path / "testset.jsonl", system={"prompt": "v2"}) as w:
+        for qid in QUESTIONS:
+            w.add(
+                qid,
+                retrieved=[{"chunk_id": "c1", "score": 1.0, "text": CHUNK}],
+                answer="The Team plan costs $99.",
+            )
+    ok = ["q-ok", "q-429"]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)  # for the setup only: the page gets no key
+    with Store(tmp_path / "store.sqlite") as store:
+        rerun(load_run(tmp_path / "run"), store, JudgeConfig(model="claude-test-old"), qids=ok)
+        rerun(load_run(tmp_path / "run2"), store, JudgeConfig(model="claude-test-new"), qids=ok)
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    sent = sum(api.requests.values())
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/2_Compare.py")
+    at.query_params["base"], at.query_params["cand"], at.query_params["judge"] = "run", "run2", "latest"
+    at.run()
+    assert not at.exception, at.exception
+    assert any("judged by different judges" in w.value for w in at.warning)
+    assert at.dataframe[0].value.set_index("metric").loc["faithfulness", "sig"] == "judge changed"
+    at.text_input(key="cmp_like_key").input(KEY).run()
+    at.button(key="cmp_like").click().run()
+    assert not at.exception, at.exception
+    bodies = api.bodies[sent:]
+    asked = {api.question_of(b) for b in bodies}
+    assert asked == {q for q, _, _ in QUESTIONS.values()}, "every question the comparison covers"
+    assert {b["model"] for b in bodies} == {"claude-test-new"}, "with the candidate's model"
+    assert all("$99" not in b["messages"][0]["content"] for b in bodies), "the baseline's answers only"
+    assert not any("judged by different judges" in w.value for w in at.warning)
+    summary = at.dataframe[0].value.set_index("metric")
+    assert summary.loc["faithfulness", "sig"] != "judge changed"
