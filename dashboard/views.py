@@ -156,3 +156,4 @@ class QuestionView(View):
     k: int = _param("q_k", DEFAULT_K, parse=int, expect=K_EXPECT)
     heldout: bool = _param("q_held", False, parse=_flag)
     run: str | None = _param("q_run")
+    judge: str = _param("q_judge", "recorded", expect="'recorded', 'latest' or a judge revision id")

@@ -32,7 +32,12 @@ frame.keep("q_run", None)
 
 complain(
     QuestionView.seed(
-        {"qid": lambda v: frame.qid_ok(v, known), "k": lambda v: 1 <= v <= 100, "run": frame.run_ok},
+        {
+            "qid": lambda v: frame.qid_ok(v, known),
+            "k": lambda v: 1 <= v <= 100,
+            "run": frame.run_ok,
+            "judge": lambda v: v in ("recorded", "latest") or v.isdigit(),
+        },
     ),
     frame,
 )
@@ -122,7 +127,16 @@ judge_labels = {"recorded": "recorded (the run file's)"} | {
 }
 if "q_judge_pending" in st.session_state:  # a re-judge just made this revision
     st.session_state["q_judge"] = st.session_state.pop("q_judge_pending")
-if st.session_state.get("q_judge") not in judge_labels:
+wanted = st.session_state.get("q_judge")
+if wanted == "latest":  # a link's "the newest revision", whichever it is now
+    st.session_state["q_judge"] = str(revs[-1].id) if revs else "recorded"
+elif wanted not in judge_labels:
+    if wanted is not None:
+        st.caption(
+            md_escape(
+                f"Judge revision {wanted} is not one of {frame.label(run_id)}'s: showing its recorded verdicts."
+            )
+        )
     st.session_state["q_judge"] = "recorded"
 judge = st.session_state["q_judge"]
 d = data.detail(frame.fkey, run_id, qid, k, frame.key, judge=judge)

@@ -170,3 +170,29 @@ def test_compare_rejudges_the_baseline_like_the_candidate_in_one_click(
     assert not any("judged by different judges" in w.value for w in at.warning)
     summary = at.dataframe[0].value.set_index("metric")
     assert summary.loc["faithfulness", "sig"] != "judge changed"
+
+
+def test_a_link_opens_a_question_under_a_judge_revision(
+    tmp_path: Path, api, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from evalcore import load_run
+    from evalcore.judge.client import JudgeConfig
+    from evalcore.judge.rerun import rerun
+    from evalcore.store import Store
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    with Store(tmp_path / "store.sqlite") as store:
+        rerun(load_run(tmp_path / "run"), store, JudgeConfig(), qids=["q-ok"])
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/3_Question.py")
+    at.query_params["qid"], at.query_params["judge"] = "q-ok", "latest"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="q_judge").value == "1"
+    assert at.query_params["judge"] in ("1", ["1"]), "the link now names the revision it shows"
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/3_Question.py")
+    at.query_params["qid"], at.query_params["judge"] = "q-ok", "7"
+    at.run()
+    assert at.selectbox(key="q_judge").value == "recorded"
+    assert any("Judge revision 7 is not one of" in c.value for c in at.caption)
