@@ -49,11 +49,14 @@ def generation_scores(
         supported=((pl.col("verdict") == "SUPPORTED") & pl.col("quote_found")).sum(),
         unverified_quotes=((pl.col("verdict") == "SUPPORTED") & ~pl.col("quote_found")).sum(),
     )
+    # The judge's context grades come with a judge revision; a run file's recorded judge output has
+    # none, and then the judged context metrics are not columns at all (not n/a on every page).
     context = ("judged_chunks", "judged_relevant", "ref_statements", "ref_covered")
-    if not all(c in results.columns for c in context):  # no judge revision's context grades
-        results = results.with_columns(pl.lit(None, dtype=pl.Int64).alias(c) for c in context)
+    graded = all(c in results.columns for c in context)
     df = (
-        results.select("qid", "n_claims", "correctness", "relevance", "abstained", *context)
+        results.select(
+            "qid", "n_claims", "correctness", "relevance", "abstained", *(context if graded else ())
+        )
         .join(cases.select("qid", "answerable"), on="qid", how="left")
         .join(per_q, on="qid", how="left")
     )
@@ -66,11 +69,17 @@ def generation_scores(
         .otherwise(None),
         correctness=pl.when(ans).then(pl.col("correctness").replace_strict(CORRECTNESS_SCORE, default=None)),
         relevance=pl.col("relevance"),
-        judged_context_precision=pl.when(pl.col("judged_chunks") > 0).then(
-            pl.col("judged_relevant") / pl.col("judged_chunks")
-        ),
-        judged_context_recall=pl.when(pl.col("ref_statements") > 0).then(
-            pl.col("ref_covered") / pl.col("ref_statements")
+        **(
+            {
+                "judged_context_precision": pl.when(pl.col("judged_chunks") > 0).then(
+                    pl.col("judged_relevant") / pl.col("judged_chunks")
+                ),
+                "judged_context_recall": pl.when(pl.col("ref_statements") > 0).then(
+                    pl.col("ref_covered") / pl.col("ref_statements")
+                ),
+            }
+            if graded
+            else {}
         ),
         abstention=pl.when(~ans).then(abst),
         false_refusal=pl.when(ans).then(abst),
