@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "evalcore.trec_eval": 4,
     "evalcore.judge": 4,
     "evalcore.gate": 5,
+    "evalcore.calibration": 5,  # sessions are made from runs under a judge revision
     "evalcore.cli": 6,
 }
 # Within the base layer each module stands alone (DESIGN.md: they import no other evalcore module).

@@ -23,8 +23,9 @@ from typing import Any
 
 from evalcore.errors import SetupError
 from evalcore.store.db import Postgres, connect, is_url
+from evalcore.store.labels import LabelStore
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Each version's statements, applied in order to a store that is older ("migrated forward on open").
 # ``{id}`` is the database's auto-numbered primary key. Never edit a released version: add one.
@@ -78,6 +79,57 @@ MIGRATIONS: dict[int, list[str]] = {
         )""",
         """CREATE INDEX batch_requests_by_key ON batch_requests (custom_id)""",
     ],
+    # Calibration: labeling sessions, their items, and people's labels. A label needs a slot, and an
+    # item has exactly labels_per_item slots, each held by one labeler at most once — so the quota
+    # and "one labeler, one label per item" hold in the database, whatever the browsers do. Labels
+    # are appended: a labeler's later label of an item is a new version, the old one kept.
+    3: [
+        """CREATE TABLE calibration_sessions (
+            id {id},
+            name TEXT NOT NULL UNIQUE,
+            run_id TEXT NOT NULL,
+            results_sha256 TEXT NOT NULL,
+            judge TEXT NOT NULL,
+            target TEXT NOT NULL,
+            sampling TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            labels_per_item INTEGER NOT NULL CHECK (labels_per_item >= 1),
+            rubric TEXT NOT NULL,
+            rubric_version TEXT NOT NULL,
+            created TEXT NOT NULL
+        )""",
+        """CREATE TABLE calibration_items (
+            id {id},
+            session_id INTEGER NOT NULL REFERENCES calibration_sessions(id),
+            qid TEXT NOT NULL,
+            claim_idx INTEGER NOT NULL,
+            stratum TEXT NOT NULL,
+            weight REAL NOT NULL,
+            payload TEXT NOT NULL,
+            judge_label TEXT,
+            UNIQUE (session_id, qid, claim_idx)
+        )""",
+        """CREATE TABLE label_slots (
+            item_id INTEGER NOT NULL REFERENCES calibration_items(id),
+            slot INTEGER NOT NULL,
+            labeler TEXT,
+            claimed TEXT,
+            PRIMARY KEY (item_id, slot),
+            UNIQUE (item_id, labeler)
+        )""",
+        """CREATE TABLE labels (
+            id {id},
+            item_id INTEGER NOT NULL,
+            labeler TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            label TEXT NOT NULL,
+            rationale TEXT,
+            created TEXT NOT NULL,
+            source TEXT NOT NULL,
+            UNIQUE (item_id, labeler, version),
+            FOREIGN KEY (item_id, labeler) REFERENCES label_slots (item_id, labeler)
+        )""",
+    ],
 }
 
 
@@ -125,7 +177,7 @@ class Verdict:
     cached: bool = False  # taken from an earlier identical judgment, not paid for again
 
 
-class Store:
+class Store(LabelStore):
     """The store, on SQLite (a path) or PostgreSQL (a ``postgresql://`` URL). Safe to share between
     threads; several processes — several dashboards — may write at once."""
 

@@ -1,0 +1,259 @@
+"""Calibration sessions in the store: their items, the slots that carry the labels-per-item quota,
+and people's labels — append-only, each committed as it is submitted.
+
+A label needs a slot. An item gets exactly ``labels_per_item`` slots when its session is created;
+a labeler claims one the first time they label the item (``UNIQUE (item_id, labeler)``: one per
+labeler), and the foreign key from ``labels`` to ``(item_id, labeler)`` of the slots means no label
+exists without one. So two labelers in two browsers at once can never push an item past its quota,
+and one labeler's second label of an item is a new *version* of their label, the first one kept.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalcore.store.db import DB
+
+ANSWER_ITEM = -1  # claim_idx of an item that is a whole answer (correctness), not one claim
+
+
+class QuotaFull(Exception):
+    """The item already has its labels from other labelers."""
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: int
+    name: str
+    run_id: str
+    results_sha256: str
+    judge: str  # "recorded" or a judge revision id
+    target: str  # "claims" or "answers"
+    sampling: str  # e.g. "uniform", "stratified:topic", "low-scores"
+    seed: int
+    labels_per_item: int
+    rubric: str
+    rubric_version: str
+    created: str
+    items: int = 0
+    labels: int = 0  # current labels (latest version per labeler and item)
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    id: int
+    session_id: int
+    qid: str
+    claim_idx: int  # ANSWER_ITEM for an answer
+    stratum: str
+    weight: float  # inverse inclusion probability: estimates stay unbiased under oversampling
+    payload: dict[str, Any]  # what the labeler sees: question, answer, claim, quote, chunks
+    judge_label: str | None  # hidden from labelers until they have submitted theirs
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    item_id: int
+    labeler: str
+    version: int
+    label: str
+    rationale: str | None
+    created: str
+    source: str  # "page" or "import"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class LabelStore:
+    _db: DB
+
+    def create_session(self, session: dict[str, Any], items: list[dict[str, Any]]) -> int:
+        """A session and its items (with their slots), in one transaction. ``session`` holds the
+        SessionRow fields but id/created/counts; each item ``qid, claim_idx, stratum, weight,
+        payload, judge_label``."""
+        k = int(session["labels_per_item"])
+        with self._db.transaction() as tx:
+            sid = int(
+                tx.rows(
+                    "INSERT INTO calibration_sessions (name, run_id, results_sha256, judge, target, sampling, "
+                    "seed, labels_per_item, rubric, rubric_version, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "RETURNING id",
+                    (
+                        session["name"],
+                        session["run_id"],
+                        session["results_sha256"],
+                        session["judge"],
+                        session["target"],
+                        session["sampling"],
+                        int(session["seed"]),
+                        k,
+                        session["rubric"],
+                        session["rubric_version"],
+                        _now(),
+                    ),
+                )[0][0]
+            )
+            for it in items:
+                iid = int(
+                    tx.rows(
+                        "INSERT INTO calibration_items (session_id, qid, claim_idx, stratum, weight, payload, "
+                        "judge_label) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                        (
+                            sid,
+                            it["qid"],
+                            int(it["claim_idx"]),
+                            it["stratum"],
+                            float(it["weight"]),
+                            json.dumps(it["payload"], ensure_ascii=False),
+                            it.get("judge_label"),
+                        ),
+                    )[0][0]
+                )
+                for slot in range(1, k + 1):
+                    tx.run("INSERT INTO label_slots (item_id, slot) VALUES (?, ?)", (iid, slot))
+        return sid
+
+    def sessions(self) -> list[SessionRow]:
+        rows = self._db.rows(
+            "SELECT s.id, s.name, s.run_id, s.results_sha256, s.judge, s.target, s.sampling, s.seed, "
+            "s.labels_per_item, s.rubric, s.rubric_version, s.created, "
+            "(SELECT COUNT(*) FROM calibration_items i WHERE i.session_id = s.id), "
+            "(SELECT COUNT(*) FROM label_slots l JOIN calibration_items i ON i.id = l.item_id "
+            " WHERE i.session_id = s.id AND l.labeler IS NOT NULL AND EXISTS "
+            " (SELECT 1 FROM labels x WHERE x.item_id = l.item_id AND x.labeler = l.labeler)) "
+            "FROM calibration_sessions s ORDER BY s.id"
+        )
+        out = []
+        for (
+            sid,
+            name,
+            run,
+            sha,
+            judge,
+            target,
+            sampling,
+            seed,
+            k,
+            rubric,
+            rv,
+            created,
+            n_items,
+            n_labels,
+        ) in rows:
+            out.append(
+                SessionRow(
+                    int(sid), name, run, sha, judge, target, sampling, int(seed), int(k), rubric, rv, created,
+                    int(n_items), int(n_labels),
+                )
+            )  # fmt: skip
+        return out
+
+    def find_session(self, which: str | int) -> SessionRow | None:
+        """A session by id or name."""
+        for s in self.sessions():
+            if str(s.id) == str(which) or s.name == str(which):
+                return s
+        return None
+
+    def items(self, session_id: int) -> list[ItemRow]:
+        rows = self._db.rows(
+            "SELECT id, session_id, qid, claim_idx, stratum, weight, payload, judge_label "
+            "FROM calibration_items WHERE session_id = ? ORDER BY id",
+            (session_id,),
+        )
+        return [
+            ItemRow(int(i), int(s), q, int(c), st, float(w), json.loads(p), j)
+            for i, s, q, c, st, w, p, j in rows
+        ]
+
+    def labels(self, session_id: int, *, history: bool = False) -> list[LabelRow]:
+        """The session's labels: each labeler's latest per item (every version with ``history``)."""
+        rows = self._db.rows(
+            "SELECT x.item_id, x.labeler, x.version, x.label, x.rationale, x.created, x.source FROM labels x "
+            "JOIN calibration_items i ON i.id = x.item_id WHERE i.session_id = ? ORDER BY x.item_id, x.labeler, x.version",
+            (session_id,),
+        )
+        out = [LabelRow(int(a), b, int(c), d, e, f, g) for a, b, c, d, e, f, g in rows]
+        if history:
+            return out
+        latest: dict[tuple[int, str], LabelRow] = {}
+        for r in out:
+            latest[(r.item_id, r.labeler)] = r
+        return list(latest.values())
+
+    def full_items(self, session_id: int) -> set[int]:
+        """Items whose every slot is held."""
+        rows = self._db.rows(
+            "SELECT l.item_id FROM label_slots l JOIN calibration_items i ON i.id = l.item_id "
+            "WHERE i.session_id = ? GROUP BY l.item_id HAVING COUNT(l.labeler) = COUNT(*)",
+            (session_id,),
+        )
+        return {int(r[0]) for r in rows}
+
+    def held_by(self, session_id: int, labeler: str) -> set[int]:
+        """Items this labeler holds a slot of (has labeled)."""
+        rows = self._db.rows(
+            "SELECT l.item_id FROM label_slots l JOIN calibration_items i ON i.id = l.item_id "
+            "WHERE i.session_id = ? AND l.labeler = ?",
+            (session_id, labeler),
+        )
+        return {int(r[0]) for r in rows}
+
+    def submit_label(
+        self, item_id: int, labeler: str, label: str, rationale: str | None = None, source: str = "page"
+    ) -> int:
+        """Commit ``labeler``'s label of an item now; its version (1 for the first). Claims a slot the
+        first time; :class:`QuotaFull` when the other labelers hold every slot."""
+        labeler = labeler.strip()
+        if not labeler:
+            msg = "a label needs the labeler's name"
+            raise ValueError(msg)
+        for _ in range(20):  # a slot or a version taken at the same instant by another writer: again
+            try:
+                with self._db.transaction() as tx:
+                    held = tx.rows(
+                        "SELECT slot FROM label_slots WHERE item_id = ? AND labeler = ?", (item_id, labeler)
+                    )
+                    if not held:
+                        got = tx.rows(
+                            "UPDATE label_slots SET labeler = ?, claimed = ? WHERE item_id = ? AND labeler IS NULL "
+                            "AND slot = (SELECT MIN(slot) FROM label_slots WHERE item_id = ? AND labeler IS NULL) "
+                            "RETURNING slot",
+                            (labeler, _now(), item_id, item_id),
+                        )
+                        if not got:
+                            free = tx.rows(
+                                "SELECT COUNT(*) FROM label_slots WHERE item_id = ? AND labeler IS NULL",
+                                (item_id,),
+                            )[0][0]
+                            if not free:
+                                raise QuotaFull(f"item {item_id} already has its labels")
+                            raise _Again
+                    version = int(
+                        tx.rows(
+                            "SELECT COALESCE(MAX(version), 0) + 1 FROM labels WHERE item_id = ? AND labeler = ?",
+                            (item_id, labeler),
+                        )[0][0]
+                    )
+                    tx.run(
+                        "INSERT INTO labels (item_id, labeler, version, label, rationale, created, source) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (item_id, labeler, version, label, rationale or None, _now(), source),
+                    )
+                    return version
+            except _Again:
+                continue
+            except self._db.integrity_errors:
+                continue
+        msg = f"could not store the label of item {item_id}: the store stayed busy"
+        raise RuntimeError(msg)
+
+
+class _Again(Exception):
+    pass

@@ -1,0 +1,121 @@
+"""The agreement statistics against independent implementations: scikit-learn's Cohen's κ, irrCAC's
+Gwet's AC1 and the krippendorff package's α; and the bootstrap resampling whole answers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalcore.calibration.agreement import (
+    agreement,
+    bootstrap,
+    cohen_kappa,
+    gwet_ac1,
+    krippendorff_alpha,
+    percent_agreement,
+    reference_label,
+    unsupported_precision_recall,
+)
+
+LABELS = ["SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED"]
+pairs = st.lists(st.tuples(st.sampled_from(LABELS), st.sampled_from(LABELS)), min_size=2, max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pairs)
+def test_kappa_equals_scikit_learn(p: list[tuple[str, str]]) -> None:
+    from sklearn.metrics import cohen_kappa_score
+
+    a, b = [x for x, _ in p], [y for _, y in p]
+    expected = cohen_kappa_score(a, b)
+    if math.isnan(expected):  # scikit-learn: 0/0 when both raters used one label only
+        assert len(set(a) | set(b)) == 1 and cohen_kappa(a, b) == 1.0
+    else:
+        assert cohen_kappa(a, b) == pytest.approx(expected, abs=1e-9)
+
+
+S, N, C = "SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED"
+# Values computed by irrCAC 0.4.4 (CAC(...).gwet(), categories = the three labels) on this machine.
+# irrCAC is not a test dependency: it requires coverage<7, which breaks numba's import.
+IRRCAC_AC1 = [
+    ([N, S, N, S, S], [S, S, N, S, S], 0.74684),
+    ([N, N, S, S, S, C, N, S, C, S, S, C], [S, N, S, S, S, C, N, S, C, S, S, C], 0.88089),
+    (
+        [C, S, N, S, C, C, S, C, S, C, S, N, C, C, N, N, N, C, N, N, N, S, S, C, S, S, C, N, C, N],
+        [C, S, S, S, C, S, N, C, C, C, N, N, C, C, S, N, N, S, N, C, N, C, S, N, S, S, C, S, N, N],
+        0.40025,
+    ),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), IRRCAC_AC1)
+def test_ac1_equals_irrcac(a: list[str], b: list[str], expected: float) -> None:
+    assert gwet_ac1(a, b, LABELS) == pytest.approx(expected, abs=1e-5)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.one_of(st.none(), st.sampled_from(LABELS)), min_size=3, max_size=3),
+        min_size=2,
+        max_size=40,
+    )
+)
+def test_alpha_equals_the_krippendorff_package(units: list[list[str | None]]) -> None:
+    import krippendorff
+
+    codes = {lab: i for i, lab in enumerate(LABELS)}
+    data = np.array([[np.nan if v is None else codes[v] for v in row] for row in units]).T
+    pairable = sum(1 for row in units if sum(v is not None for v in row) >= 2)
+    values = {v for row in units if sum(x is not None for x in row) >= 2 for v in row if v is not None}
+    if pairable == 0 or len(values) < 2:
+        return  # undefined (the package raises); ours says NaN or 1.0
+    assert krippendorff_alpha(units) == pytest.approx(
+        krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"), abs=1e-9
+    )
+
+
+def test_precision_recall_and_reference_labels() -> None:
+    judge = ["SUPPORTED", "NOT_SUPPORTED", "NOT_SUPPORTED", "SUPPORTED", "CONTRADICTED"]
+    human = ["SUPPORTED", "NOT_SUPPORTED", "SUPPORTED", "NOT_SUPPORTED", "NOT_SUPPORTED"]
+    assert unsupported_precision_recall(judge, human) == (2 / 3, 2 / 3)
+    assert percent_agreement(judge, human) == 0.4
+    assert reference_label(["unsure", "unsure"]) is None
+
+
+def test_the_bootstrap_resamples_whole_answers() -> None:
+    """Claims of one answer agree or disagree together: resampling answers (10) gives a wider, honest
+    interval than pretending the 100 claims were independent."""
+    qids = [f"a{i // 10}" for i in range(100)]
+    hit = [1.0 if i // 10 < 7 else 0.0 for i in range(100)]  # 7 answers fully agreed, 3 not at all
+
+    def mean(idx: list[int]) -> float:
+        return float(np.mean([hit[i] for i in idx]))
+
+    by_answer = bootstrap(mean, qids, resamples=1000)
+    by_claim = bootstrap(mean, [str(i) for i in range(100)], resamples=1000)
+    assert by_answer.value == by_claim.value == 0.7 and by_answer.answers == 10
+    assert (by_answer.high - by_answer.low) > 1.8 * (by_claim.high - by_claim.low)
+
+
+def test_agreement_report() -> None:
+    qids = ["q1", "q1", "q2", "q3", "q4", "q4"]
+    judge = ["SUPPORTED", "SUPPORTED", "NOT_SUPPORTED", "SUPPORTED", "SUPPORTED", "NOT_SUPPORTED"]
+    labels = [
+        {"ann": "SUPPORTED", "bob": "SUPPORTED"},
+        {"ann": "SUPPORTED", "bob": "NOT_SUPPORTED"},  # a tie: no reference label
+        {"ann": "NOT_SUPPORTED", "bob": "NOT_SUPPORTED"},
+        {"ann": "NOT_SUPPORTED"},
+        {"ann": "SUPPORTED", "bob": "unsure"},
+        {"ann": "NOT_SUPPORTED", "bob": "NOT_SUPPORTED"},
+    ]
+    rep = agreement(qids, judge, labels, LABELS, resamples=200)
+    assert rep.items == 5 and rep.no_reference == 1
+    assert rep.percent.value == pytest.approx(4 / 5)
+    assert rep.recall_unsupported.value == pytest.approx(2 / 3) and rep.unsupported_labels == 3
+    assert rep.confusion[1][0] == 1, "one claim people found NOT_SUPPORTED, the judge SUPPORTED"
+    assert rep.human_alpha is not None and ("ann", "bob") in rep.pair_kappa
