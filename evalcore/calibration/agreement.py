@@ -24,25 +24,35 @@ UNSURE = "unsure"
 UNSUPPORTED = frozenset({"NOT_SUPPORTED", "CONTRADICTED"})
 
 
-def percent_agreement(a: Sequence[str], b: Sequence[str]) -> float:
+def _w(n: int, w: Sequence[float] | None) -> np.ndarray:
+    return np.ones(n) if w is None else np.asarray(w, dtype=float)
+
+
+def percent_agreement(a: Sequence[str], b: Sequence[str], w: Sequence[float] | None = None) -> float:
     """The share of items with the same label.
 
     >>> percent_agreement(["S", "N", "S", "S"], ["S", "S", "S", "S"])
     0.75
     """
-    return float(np.mean([x == y for x, y in zip(a, b, strict=True)])) if a else float("nan")
+    if not a:
+        return float("nan")
+    same = np.array([x == y for x, y in zip(a, b, strict=True)], dtype=float)
+    ww = _w(len(a), w)
+    return float(same @ ww / ww.sum())
 
 
-def _rates(a: Sequence[str], b: Sequence[str], cats: list[str]) -> tuple[float, np.ndarray, np.ndarray]:
-    n = len(a)
-    po = percent_agreement(a, b)
-    ca, cb = Counter(a), Counter(b)
-    pa = np.array([ca[c] / n for c in cats])
-    pb = np.array([cb[c] / n for c in cats])
+def _rates(
+    a: Sequence[str], b: Sequence[str], cats: list[str], w: Sequence[float] | None = None
+) -> tuple[float, np.ndarray, np.ndarray]:
+    ww = _w(len(a), w)
+    total = ww.sum()
+    po = percent_agreement(a, b, w)
+    pa = np.array([sum(x for lab, x in zip(a, ww, strict=True) if lab == c) / total for c in cats])
+    pb = np.array([sum(x for lab, x in zip(b, ww, strict=True) if lab == c) / total for c in cats])
     return po, pa, pb
 
 
-def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float:
+def cohen_kappa(a: Sequence[str], b: Sequence[str], w: Sequence[float] | None = None) -> float:
     """Cohen's κ: (po − pe) / (1 − pe), pe = Σ_k pa_k · pb_k. 1.0 when both agree perfectly on a
     single label (nothing to tell apart; reported as agreement, not as undefined).
 
@@ -51,12 +61,17 @@ def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float:
     if not a:
         return float("nan")
     cats = sorted(set(a) | set(b))
-    po, pa, pb = _rates(a, b, cats)
+    po, pa, pb = _rates(a, b, cats, w)
     pe = float(pa @ pb)
     return 1.0 if pe >= 1.0 else (po - pe) / (1.0 - pe)
 
 
-def gwet_ac1(a: Sequence[str], b: Sequence[str], categories: Sequence[str] | None = None) -> float:
+def gwet_ac1(
+    a: Sequence[str],
+    b: Sequence[str],
+    categories: Sequence[str] | None = None,
+    w: Sequence[float] | None = None,
+) -> float:
     """Gwet's AC1: (po − pe) / (1 − pe), pe = Σ_k π_k (1 − π_k) / (K − 1), π_k the pooled rate of
     label k and K the number of labels of the scale (``categories``; else those seen, at least 2).
 
@@ -66,7 +81,7 @@ def gwet_ac1(a: Sequence[str], b: Sequence[str], categories: Sequence[str] | Non
         return float("nan")
     cats = sorted(set(categories) if categories else set(a) | set(b))
     k = max(2, len(cats))
-    po, pa, pb = _rates(a, b, cats)
+    po, pa, pb = _rates(a, b, cats, w)
     pi = (pa + pb) / 2
     pe = float(np.sum(pi * (1 - pi)) / (k - 1))
     return (po - pe) / (1.0 - pe)
@@ -110,14 +125,17 @@ def confusion(judge: Sequence[str], human: Sequence[str], categories: Sequence[s
     return m
 
 
-def unsupported_precision_recall(judge: Sequence[str], human: Sequence[str]) -> tuple[float, float]:
+def unsupported_precision_recall(
+    judge: Sequence[str], human: Sequence[str], w: Sequence[float] | None = None
+) -> tuple[float, float]:
     """The judge's precision and recall on unsupported claims (NOT_SUPPORTED or CONTRADICTED),
     people's labels as the truth; NaN where undefined (no such verdict / label)."""
-    jp = [j in UNSUPPORTED for j in judge]
-    hp = [h in UNSUPPORTED for h in human]
-    tp = sum(1 for x, y in zip(jp, hp, strict=True) if x and y)
-    precision = tp / sum(jp) if any(jp) else float("nan")
-    recall = tp / sum(hp) if any(hp) else float("nan")
+    ww = _w(len(judge), w)
+    jp = np.array([j in UNSUPPORTED for j in judge], dtype=float)
+    hp = np.array([h in UNSUPPORTED for h in human], dtype=float)
+    tp = float((jp * hp) @ ww)
+    precision = tp / float(jp @ ww) if jp.any() else float("nan")
+    recall = tp / float(hp @ ww) if hp.any() else float("nan")
     return precision, recall
 
 
@@ -207,22 +225,28 @@ def agreement(
     labels: Sequence[dict[str, str]],
     categories: Sequence[str],
     *,
+    weights: Sequence[float] | None = None,
     resamples: int = 2000,
     seed: int = 0,
 ) -> Agreement:
-    """Item i: its answer ``qids[i]``, the judge's verdict ``judge[i]`` (None: none to compare) and
-    people's labels ``labels[i]`` (labeler -> label)."""
+    """Item i: its answer ``qids[i]``, the judge's verdict ``judge[i]`` (None: none to compare),
+    people's labels ``labels[i]`` (labeler -> label) and its sampling weight ``weights[i]`` (the
+    inverse of its chance of being drawn: an oversampled session's judge-vs-people figures are
+    weighted back to the whole run)."""
     cats = list(categories)
     ref = [reference_label(list(lb.values())) for lb in labels]
     keep = [i for i, (r, j) in enumerate(zip(ref, judge, strict=True)) if r is not None and j is not None]
     q = [qids[i] for i in keep]
     jv = [str(judge[i]) for i in keep]
     hv = [str(ref[i]) for i in keep]
+    wv = [1.0 if weights is None else float(weights[i]) for i in keep]
 
-    def on(fn: Callable[[list[str], list[str]], float]) -> Callable[[list[int]], float]:
-        return lambda idx: fn([jv[i] for i in idx], [hv[i] for i in idx]) if idx else float("nan")
+    def on(fn: Callable[[list[str], list[str], list[float]], float]) -> Callable[[list[int]], float]:
+        return lambda idx: (
+            fn([jv[i] for i in idx], [hv[i] for i in idx], [wv[i] for i in idx]) if idx else float("nan")
+        )
 
-    def est(fn: Callable[[list[str], list[str]], float]) -> Estimate:
+    def est(fn: Callable[[list[str], list[str], list[float]], float]) -> Estimate:
         return bootstrap(on(fn), q, resamples=resamples, seed=seed)
 
     labelers = sorted({who for lb in labels for who in lb})
@@ -255,9 +279,9 @@ def agreement(
         items=len(keep),
         percent=est(percent_agreement),
         kappa=est(cohen_kappa),
-        ac1=est(lambda a, b: gwet_ac1(a, b, cats)),
-        precision_unsupported=est(lambda a, b: unsupported_precision_recall(a, b)[0]),
-        recall_unsupported=est(lambda a, b: unsupported_precision_recall(a, b)[1]),
+        ac1=est(lambda a, b, w: gwet_ac1(a, b, cats, w)),
+        precision_unsupported=est(lambda a, b, w: unsupported_precision_recall(a, b, w)[0]),
+        recall_unsupported=est(lambda a, b, w: unsupported_precision_recall(a, b, w)[1]),
         confusion=confusion(jv, hv, cats),
         human_alpha=alpha,
         pair_kappa=pairs,

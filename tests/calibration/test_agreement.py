@@ -119,3 +119,19 @@ def test_agreement_report() -> None:
     assert rep.recall_unsupported.value == pytest.approx(2 / 3) and rep.unsupported_labels == 3
     assert rep.confusion[1][0] == 1, "one claim people found NOT_SUPPORTED, the judge SUPPORTED"
     assert rep.human_alpha is not None and ("ann", "bob") in rep.pair_kappa
+
+
+def test_sampling_weights_carry_an_oversampled_session_back_to_the_run() -> None:
+    """Half the sample came from the 10% of claims the judge found unsupported (weight 1 each, say),
+    half from the 90% it found supported (weight 9): the weighted agreement is the run's, not the
+    sample's."""
+    qids = [f"q{i}" for i in range(20)]
+    judge = ["NOT_SUPPORTED"] * 10 + ["SUPPORTED"] * 10
+    human = ["SUPPORTED"] * 5 + ["NOT_SUPPORTED"] * 5 + ["SUPPORTED"] * 10  # the judge errs on low ones
+    labels = [{"ann": h} for h in human]
+    weights = [1.0] * 10 + [9.0] * 10
+    plain = agreement(qids, judge, labels, LABELS, resamples=50)
+    weighted = agreement(qids, judge, labels, LABELS, weights=weights, resamples=50)
+    assert plain.percent.value == pytest.approx(15 / 20)
+    assert weighted.percent.value == pytest.approx((5 + 90) / 100)
+    assert weighted.precision_unsupported.value == pytest.approx(0.5)
