@@ -36,9 +36,9 @@ def percent_agreement(a: Sequence[str], b: Sequence[str], w: Sequence[float] | N
     """
     if not a:
         return float("nan")
-    same = np.array([x == y for x, y in zip(a, b, strict=True)], dtype=float)
+    same = np.array([x == y for x, y in zip(a, b, strict=True)], dtype=bool)
     ww = _w(len(a), w)
-    return float(same @ ww / ww.sum())
+    return float(min(1.0, ww[same].sum() / ww.sum()))  # the same sum, in another order, may round past 1
 
 
 def _rates(

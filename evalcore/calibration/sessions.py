@@ -29,7 +29,7 @@ from evalcore.metrics.generation import context_chunks
 from evalcore.metrics.quotes import check_quotes
 from evalcore.runs.load import Run
 from evalcore.store import Store
-from evalcore.store.labels import ANSWER_ITEM
+from evalcore.store.labels import ANSWER_ITEM, judge_key
 
 CLAIM_LABELS = ("SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED", "unsure")
 ANSWER_LABELS = ("correct", "partially_correct", "incorrect", "unsure")
@@ -234,6 +234,7 @@ def create(store: Store, run: Run, judge: str, spec: SessionSpec) -> int:
         "name": spec.name,
         "run_id": run.run_id,
         "results_sha256": run.results_sha256(),
+        "judge_key": judge_key(seen.judge),
         "judge": judge
         if judge == "recorded"
         else str(store.revisions(run.run_id)[-1].id if judge == "latest" else judge),

@@ -90,6 +90,7 @@ MIGRATIONS: dict[int, list[str]] = {
             run_id TEXT NOT NULL,
             results_sha256 TEXT NOT NULL,
             judge TEXT NOT NULL,
+            judge_key TEXT NOT NULL,
             target TEXT NOT NULL,
             sampling TEXT NOT NULL,
             seed INTEGER NOT NULL,
@@ -128,6 +129,20 @@ MIGRATIONS: dict[int, list[str]] = {
             source TEXT NOT NULL,
             UNIQUE (item_id, labeler, version),
             FOREIGN KEY (item_id, labeler) REFERENCES label_slots (item_id, labeler)
+        )""",
+        """CREATE TABLE probe_results (
+            id {id},
+            run_id TEXT NOT NULL,
+            results_sha256 TEXT NOT NULL,
+            judge_key TEXT NOT NULL,
+            probe TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            flips INTEGER NOT NULL,
+            rate REAL NOT NULL,
+            low REAL NOT NULL,
+            high REAL NOT NULL,
+            detail TEXT NOT NULL,
+            created TEXT NOT NULL
         )""",
     ],
 }

@@ -32,6 +32,7 @@ class SessionRow:
     run_id: str
     results_sha256: str
     judge: str  # "recorded" or a judge revision id
+    judge_key: str  # that judge's model|prompt|schema (judge_key()): which judge the labels measure
     target: str  # "claims" or "answers"
     sampling: str  # e.g. "uniform", "stratified:topic", "low-scores"
     seed: int
@@ -81,14 +82,16 @@ class LabelStore:
         with self._db.transaction() as tx:
             sid = int(
                 tx.rows(
-                    "INSERT INTO calibration_sessions (name, run_id, results_sha256, judge, target, sampling, "
-                    "seed, labels_per_item, rubric, rubric_version, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "INSERT INTO calibration_sessions (name, run_id, results_sha256, judge, judge_key, target, "
+                    "sampling, seed, labels_per_item, rubric, rubric_version, created) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "RETURNING id",
                     (
                         session["name"],
                         session["run_id"],
                         session["results_sha256"],
                         session["judge"],
+                        session.get("judge_key", ""),
                         session["target"],
                         session["sampling"],
                         int(session["seed"]),
@@ -121,7 +124,7 @@ class LabelStore:
 
     def sessions(self) -> list[SessionRow]:
         rows = self._db.rows(
-            "SELECT s.id, s.name, s.run_id, s.results_sha256, s.judge, s.target, s.sampling, s.seed, "
+            "SELECT s.id, s.name, s.run_id, s.results_sha256, s.judge, s.judge_key, s.target, s.sampling, s.seed, "
             "s.labels_per_item, s.rubric, s.rubric_version, s.created, "
             "(SELECT COUNT(*) FROM calibration_items i WHERE i.session_id = s.id), "
             "(SELECT COUNT(*) FROM label_slots l JOIN calibration_items i ON i.id = l.item_id "
@@ -136,6 +139,7 @@ class LabelStore:
             run,
             sha,
             judge,
+            judge_key,
             target,
             sampling,
             seed,
@@ -148,7 +152,7 @@ class LabelStore:
         ) in rows:
             out.append(
                 SessionRow(
-                    int(sid), name, run, sha, judge, target, sampling, int(seed), int(k), rubric, rv, created,
+                    int(sid), name, run, sha, judge, judge_key, target, sampling, int(seed), int(k), rubric, rv, created,
                     int(n_items), int(n_labels),
                 )
             )  # fmt: skip
@@ -253,6 +257,49 @@ class LabelStore:
                 continue
         msg = f"could not store the label of item {item_id}: the store stayed busy"
         raise RuntimeError(msg)
+
+    # ---- bias probes: a judge's verdict flip rate under one change to its input
+
+    def add_probe(self, result: dict[str, Any]) -> int:
+        """Keep one probe's result (``run_id, results_sha256, judge_key, probe, n, flips, rate, low,
+        high, detail``); its id. Results are only added, never replaced."""
+        rows = self._db.rows(
+            "INSERT INTO probe_results (run_id, results_sha256, judge_key, probe, n, flips, rate, low, high, "
+            "detail, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                result["run_id"],
+                result["results_sha256"],
+                result["judge_key"],
+                result["probe"],
+                int(result["n"]),
+                int(result["flips"]),
+                float(result["rate"]),
+                float(result["low"]),
+                float(result["high"]),
+                json.dumps(result.get("detail", {}), ensure_ascii=False),
+                _now(),
+            ),
+        )
+        return int(rows[0][0])
+
+    def probes(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """Kept probe results, oldest first (of one run, if given)."""
+        sql = (
+            "SELECT id, run_id, results_sha256, judge_key, probe, n, flips, rate, low, high, detail, created "
+            "FROM probe_results" + (" WHERE run_id = ?" if run_id else "") + " ORDER BY id"
+        )
+        keys = ("id", "run_id", "results_sha256", "judge_key", "probe", "n", "flips", "rate", "low", "high")
+        out = []
+        for row in self._db.rows(sql, (run_id,) if run_id else ()):
+            rec = dict(zip(keys, row[:10], strict=True))
+            rec["detail"], rec["created"] = json.loads(row[10]), row[11]
+            out.append(rec)
+        return out
+
+
+def judge_key(judge: tuple[str, str, str] | None) -> str:
+    """A judge (model, prompt, schema) as one string; '' for a judge a run does not name."""
+    return "|".join(judge) if judge else ""
 
 
 class _Again(Exception):
