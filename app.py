@@ -120,6 +120,17 @@ with left:
             + md_escape(tables.why_not_applicable(not_applicable))
             + "."
         )
+    standing = data.standing(frame.fkey, run_id, frame.key)
+    for fix in standing.corrected:
+        st.markdown(
+            "**Corrected for the judge's measured error:** "
+            + md_escape(str(fix[1]))
+            + f" (session {md_escape(fix[0].name)})"
+        )
+    if standing.unmeasured:
+        st.warning(
+            md_escape(standing.unmeasured[0].upper() + standing.unmeasured[1:]), icon=":material/balance:"
+        )
 with right:
     st.markdown("**System**")
     st.json(tables.system_shown(run), expanded=True)

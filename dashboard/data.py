@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import streamlit as st
@@ -28,6 +28,9 @@ from evalcore.runs.groups import TestSetGroup, find_group, group_runs
 from evalcore.score import ceilings as score_ceilings
 from evalcore.score import score_runs, trend
 from evalcore.store import Revision, Store, Verdict
+
+if TYPE_CHECKING:
+    from evalcore.calibration.report import Standing
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RUNS = ROOT / "sample_runs"
@@ -158,6 +161,23 @@ def detail(
 
 
 # ---- the judge: revisions in the store, and re-judging from the page
+
+
+def standing(folder: str, run_id: str, key: Key, judge: str = "recorded") -> Standing:
+    """Where a run's judge stands against people's labels (measured or not, corrected scores);
+    kept until a label is added or a rerun adds verdicts."""
+    return _standing(folder, run_id, key, judge, store().labels_stamp(), store().newest_revision_id())
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _standing(folder: str, run_id: str, key: Key, judge: str, _labels: int, _revs: int) -> Standing:
+    from evalcore.calibration.report import standing as calibration_standing
+    from evalcore.judge.revision import judged_by
+
+    run = _load(folder, key).runs[run_id]
+    if judge != "recorded":
+        run = judged_by(store(), run, judge)
+    return calibration_standing(store(), run)
 
 
 @st.cache_resource(show_spinner=False)

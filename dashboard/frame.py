@@ -22,6 +22,7 @@ PAGES = [
     ("pages/1_Breakdown.py", "Breakdown", ":material/grid_view:"),
     ("pages/2_Compare.py", "Compare", ":material/compare_arrows:"),
     ("pages/3_Question.py", "Question", ":material/help:"),
+    ("pages/4_Calibration.py", "Calibration", ":material/balance:"),
 ]
 
 

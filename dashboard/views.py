@@ -157,3 +157,13 @@ class QuestionView(View):
     heldout: bool = _param("q_held", False, parse=_flag)
     run: str | None = _param("q_run")
     judge: str = _param("q_judge", "recorded", expect="'recorded', 'latest' or a judge revision id")
+
+
+@dataclass(frozen=True)
+class CalibrationView(View):
+    page: ClassVar[str] = "calibration"
+    session: str | None = _param("cal_session")
+    labeler: str | None = _param("cal_labeler")
+    mode: str = _param("cal_mode", "Label", expect="'Label' or 'Agreement'")
+    judge: str | None = _param("cal_judge", expect="a judge revision id of the session's run")
+    by: str | None = _param("cal_by", expect="a tag of this test set")

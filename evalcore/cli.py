@@ -156,6 +156,21 @@ def _judged(run: Any, args: argparse.Namespace) -> Any:
         return judged_by(store, run, which)
 
 
+def _standing(run: Any, args: argparse.Namespace) -> list[str]:
+    """What the calibration sessions say about the judge of ``run``'s verdicts: measured (and the
+    corrected scores) or the flag that it is not. Nothing when there is no store yet."""
+    from evalcore.calibration.report import standing
+    from evalcore.store import Store, default_path
+    from evalcore.store.db import is_url
+
+    target = args.store or default_path()
+    if not is_url(target) and not Path(target).exists():
+        return []
+    with Store(target) as store:
+        found = standing(store, run)
+    return found.lines() + ([found.unmeasured] if found.unmeasured else [])
+
+
 def cmd_judge(args: argparse.Namespace) -> int:
     from evalcore.judge.client import JudgeConfig, count_tokens, estimate, items_for
     from evalcore.judge.rerun import config_like, rerun
@@ -498,6 +513,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
                 f"relevance_ragas: RAGAS answer relevance with the embedder {args.embedder}; "
                 "relevance: the judge's own 0-1 score"
             )
+        for line in _standing(run, args):
+            print(line)
     else:
         print(_table(table, args.format))
     return EXIT_OK

@@ -86,6 +86,10 @@ if judge == "latest" and len(judged) < 2:
 cmp = data.comparison(frame.fkey, base, cand, k, frame.key, judge, max(judged.values(), default=0))
 
 st.subheader("Summary")
+cand_judge = "latest" if judge == "latest" and cand in judged else "recorded"
+unmeasured = data.standing(frame.fkey, cand, frame.key, cand_judge).unmeasured
+if unmeasured:
+    st.caption(":material/balance: " + md_escape(unmeasured[0].upper() + unmeasured[1:]))
 if cmp.judge_change:
     st.warning(md_escape(cmp.judge_change[0].upper() + cmp.judge_change[1:]), icon=":material/gavel:")
     # The way out, one click away: the baseline judged by the candidate's judge (or, when that

@@ -290,3 +290,66 @@ def import_labels(
             continue
         stored += 1
     return stored, problems
+
+
+# ---- where a judge stands: measured against people or not, and its scores corrected
+
+
+@dataclass
+class Standing:
+    """What the calibration sessions in the store say about the judge of a run's verdicts."""
+
+    sessions: list[tuple[SessionRow, int]]  # sessions whose labels measure this judge, with labeled items
+    corrected: list[Any]  # Corrected figures for this run (sessions on its results file and judge)
+    unmeasured: str | None  # the flag, with how to measure it; None when measured or nothing judged
+
+    def lines(self) -> list[str]:
+        out = [
+            f"measured against people in session {s.name} ({n} labeled item(s)): evalcore agreement {s.name}"
+            for s, n in self.sessions
+        ]
+        return out + [str(c) + f" (session {s.name})" for s, c in self.corrected]
+
+
+def standing(store: Store, run: Any) -> Standing:
+    """Where ``run``'s judge (the run as shown: its run file's verdicts or a revision's) stands."""
+    from evalcore.calibration.correct import corrected
+    from evalcore.judge.revision import judged_by
+    from evalcore.store.labels import judge_key
+
+    key = judge_key(run.judge)
+    judged = run.claims.height > 0 or run.results["correctness"].drop_nulls().len() > 0
+    sha = run.results_sha256()
+    measuring: list[tuple[SessionRow, int]] = []
+    fixes: list[tuple[SessionRow, Any]] = []
+    for s in store.sessions():
+        same_file = s.run_id == run.run_id and s.results_sha256 == sha
+        if not (key and s.judge_key == key) and not (not key and same_file and s.judge == "recorded"):
+            continue
+        items = store.items(s.id)
+        labels = store.labels(s.id)
+        labeled = len({lb.item_id for lb in labels})
+        if labeled:
+            measuring.append((s, labeled))
+        if same_file and labeled:
+            seen = run if s.judge == "recorded" and not key else judged_by(store, run, s.judge)
+            c = corrected(seen, s, items, labels)
+            if c is not None:
+                fixes.append((s, c))
+    flag = None
+    if judged and not measuring:
+        who = run.judge_text()
+        others = [s for s in store.sessions() if s.labels]
+        if others:
+            s = others[-1]
+            how = (
+                f"measure it on the labels people already made: re-judge run {s.run_id} with this judge "
+                f"(evalcore judge RUN_FOLDER --like {run.path}) and read evalcore agreement {s.name} --judge REVISION"
+            )
+        else:
+            how = (
+                f"create a session (evalcore calibrate create {run.path} --name NAME, or the Calibration "
+                "page) and label about 150 claims"
+            )
+        flag = f"agreement unmeasured for this judge ({who}): its scores are not yet checked against people; {how}"
+    return Standing(measuring, fixes, flag)

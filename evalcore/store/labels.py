@@ -200,6 +200,10 @@ class LabelStore:
         )
         return {int(r[0]) for r in rows}
 
+    def labels_stamp(self) -> int:
+        """Changes whenever a label is added anywhere in the store (a cache key)."""
+        return int(self._db.rows("SELECT COALESCE(MAX(id), 0) FROM labels")[0][0])
+
     def held_by(self, session_id: int, labeler: str) -> set[int]:
         """Items this labeler holds a slot of (has labeled)."""
         rows = self._db.rows(

@@ -1,0 +1,209 @@
+"""The Calibration page's state and store access: sessions, the labeler's next item, submitting a
+label (a callback, so Enter submits and advances in one rerun), and the agreement report.
+
+Blind labeling is kept here, not in the page: :func:`shown` gives the page what a labeler may see
+of an item — never the judge's verdict or another labeler's label until the labeler has labeled it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from dashboard.data import Key, _load, store
+from evalcore.calibration.report import SessionReport, session_report
+from evalcore.calibration.sessions import (
+    RUBRICS,
+    TARGETS,
+    SessionSpec,
+    candidates,
+    create,
+    order_for,
+    preview,
+)
+from evalcore.judge.revision import judged_by
+from evalcore.store.labels import ItemRow, LabelRow, QuotaFull, SessionRow
+
+KEYS = (
+    ("1 – 4", "pick a label"),
+    ("Enter", "submit the label and go to the next item"),
+    ("← / →", "previous / next item (your labeled ones stay open to change)"),
+    ("?", "show or hide these keys"),
+)
+
+# Keyboard first. A static script (no run text in it) clicks the page's buttons by their widget
+# keys; it ignores keys typed in the rationale box or any other field, and anything with a modifier.
+SHORTCUTS_JS = """
+<script>
+(function () {
+  const doc = window.parent.document;
+  if (doc.__ragtriageCalibrationKeys) return;
+  doc.__ragtriageCalibrationKeys = true;
+  const click = (key) => {
+    const el = doc.querySelector('.st-key-' + key + ' button');
+    if (el && !el.disabled) { el.click(); return true; }
+    return false;
+  };
+  doc.addEventListener('keydown', (e) => {
+    const t = e.target;
+    if (t && (t.tagName === 'TEXTAREA' || t.tagName === 'INPUT' || t.isContentEditable)) return;
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (!doc.querySelector('.st-key-cal_submit')) return;  // only while labeling
+    let key = null;
+    if (['1', '2', '3', '4'].includes(e.key)) key = 'cal_pick_' + (Number(e.key) - 1);
+    else if (e.key === 'Enter') key = 'cal_submit';
+    else if (e.key === 'ArrowLeft') key = 'cal_prev';
+    else if (e.key === 'ArrowRight') key = 'cal_next';
+    else if (e.key === '?') key = 'cal_keys';
+    if (key && click(key)) e.preventDefault();
+  }, true);
+})();
+</script>
+"""
+
+
+def sessions(test_run_ids: list[str]) -> list[SessionRow]:
+    """The store's sessions on runs of this test set, newest first."""
+    return [s for s in reversed(store().sessions()) if s.run_id in test_run_ids]
+
+
+def judges_of(folder: str, run_id: str, key: Key) -> list[str]:
+    """What a session on ``run_id`` can be made from: the run file's verdicts and each revision."""
+    run = _load(folder, key).runs[run_id]
+    revs = store().revisions(run.run_id, run.results_sha256())
+    return ["recorded", *[str(r.id) for r in reversed(revs) if r.verdicts > r.failed]]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _candidates(
+    folder: str, run_id: str, judge: str, target: str, key: Key, _stamp: int
+) -> list[dict[str, Any]]:
+    run = _load(folder, key).runs[run_id]
+    return candidates(judged_by(store(), run, judge), target)
+
+
+def session_preview(folder: str, run_id: str, judge: str, spec: SessionSpec, key: Key) -> str:
+    cands = _candidates(folder, run_id, judge, spec.target, key, store().newest_revision_id())
+    if not cands:
+        return "This run has nothing of that kind judged under that judge: pick another run, judge or target."
+    return preview(cands, spec)
+
+
+def create_session(folder: str, run_id: str, judge: str, spec: SessionSpec, key: Key) -> int:
+    return create(store(), _load(folder, key).runs[run_id], judge, spec)
+
+
+def rubric(target: str) -> str:
+    return RUBRICS[target]
+
+
+def labels_for(target: str) -> tuple[str, ...]:
+    return TARGETS[target]
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a labeler is in a session."""
+
+    item: ItemRow | None  # the item on screen (None: nothing left for them)
+    done: int  # items they labeled
+    total: int  # items they can label in all
+    mine: LabelRow | None  # their current label of this item (then the verdict may be shown)
+    others: list[LabelRow]  # other people's labels of it (shown only when ``mine``)
+    prev: int | None
+    next: int | None
+
+
+def place(session: SessionRow, labeler: str) -> Place:
+    """The item on screen for ``labeler``: the one they moved to with ←/→, else their next unlabeled."""
+    s = store()
+    items = {i.id: i for i in s.items(session.id)}
+    mine_ids = s.held_by(session.id, labeler)
+    full = s.full_items(session.id)
+    order = [i for i in order_for(labeler, list(items), session.id) if i in mine_ids or i not in full]
+    at = st.session_state.get("cal_at")
+    if at not in order:
+        at = next((i for i in order if i not in mine_ids), None)
+    labels = [lb for lb in s.labels(session.id) if lb.item_id == at] if at is not None else []
+    mine = next((lb for lb in labels if lb.labeler == labeler), None)
+    pos = order.index(at) if at is not None else len(order)
+    return Place(
+        item=items.get(at) if at is not None else None,
+        done=len(mine_ids),
+        total=len(order),
+        mine=mine,
+        others=[lb for lb in labels if lb.labeler != labeler] if mine else [],
+        prev=order[pos - 1] if pos > 0 else None,
+        next=order[pos + 1] if pos + 1 < len(order) else None,
+    )
+
+
+def go(item_id: int | None) -> None:
+    st.session_state["cal_at"] = item_id
+    st.session_state.pop("cal_pick", None)
+
+
+def pick(label: str) -> None:
+    st.session_state["cal_pick"] = label
+
+
+def submit(item: ItemRow, labeler: str) -> None:
+    """Enter's callback: store the picked label (a new version if the labeler had one), keep what to
+    reveal about it, and move on to the labeler's next unlabeled item."""
+    label = st.session_state.get("cal_pick")
+    if not label:
+        st.session_state["cal_msg"] = "Pick a label first (keys 1 – 4)."
+        return
+    rationale = (st.session_state.get("cal_rationale") or "").strip() or None
+    try:
+        store().submit_label(item.id, labeler, label, rationale)
+    except QuotaFull:
+        st.session_state["cal_msg"] = (
+            "Another labeler just took this item's last label slot; it was not counted twice. Here is another item."
+        )
+        go(None)
+        return
+    st.session_state["cal_last"] = {"item": item.id, "label": label, "judge": item.judge_label}
+    st.session_state["cal_rationale"] = ""
+    go(None)
+
+
+@st.cache_data(show_spinner="Measuring agreement…", max_entries=32)
+def _report(
+    session_id: int, judge: str | None, by: str | None, tags: Any, _stamp: int, _revs: int
+) -> SessionReport:
+    session = store().find_session(session_id)
+    assert session is not None
+    return session_report(
+        store(), session, judge=judge, by=by, tags={q: dict(t) for q, t in tags}, resamples=1000
+    )
+
+
+def report(session: SessionRow, judge: str | None, by: str | None, folder: str, key: Key) -> SessionReport:
+    tags: dict[str, dict[str, str]] = {}
+    run = _load(folder, key).runs.get(session.run_id)
+    if by and run is not None:
+        for qid, tag, value in run.testset.tags.select("qid", "tag", "value").iter_rows():
+            tags.setdefault(qid, {})[tag] = value
+    frozen = tuple(sorted((q, tuple(sorted(t.items()))) for q, t in tags.items()))
+    return _report(session.id, judge, by, frozen, store().labels_stamp(), store().newest_revision_id())
+
+
+def revisions_for(session: SessionRow) -> list[str]:
+    """Judge revisions of the session's run file that can be measured on its labels."""
+    return [
+        str(r.id)
+        for r in store().revisions(session.run_id, session.results_sha256)
+        if str(r.id) != session.judge and r.verdicts > r.failed
+    ]
+
+
+def item(item_id: int, session: SessionRow) -> ItemRow | None:
+    return next((i for i in store().items(session.id) if i.id == item_id), None)
+
+
+def tags_of(folder: str, run_id: str, key: Key) -> list[str]:
+    run = _load(folder, key).runs.get(run_id)
+    return sorted(set(run.testset.tags["tag"].to_list())) if run is not None else []

@@ -1,0 +1,311 @@
+"""Calibration: people label a sample of the judge's verdicts, blind, and see how far the judge can
+be trusted — agreement with confidence intervals, the disagreements, and scores corrected for the
+judge's measured error (docs/calibration.md)."""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from dashboard import calib
+from dashboard.frame import complain, need_runs, setup
+from dashboard.render import highlighted, md_code, md_escape
+from dashboard.views import CalibrationView
+
+frame = setup("Calibration", ":material/balance:")
+need_runs(frame)
+ids = frame.run_ids
+sessions = calib.sessions(ids)
+by_name = {s.name: s for s in sessions}
+tags = calib.tags_of(frame.fkey, ids[-1], frame.key)
+
+complain(
+    CalibrationView.seed(
+        {
+            "session": lambda v: v in by_name or "no such session for this test set",
+            "mode": lambda v: v in ("Label", "Agreement"),
+            "by": lambda v: v in tags,
+            "judge": lambda v: v.isdigit(),
+        },
+        session=sessions[0].name if sessions else None,
+    ),
+    frame,
+)
+
+# ---- a new session
+
+with st.expander("New labeling session", expanded=not sessions, icon=":material/add:"):
+    c1, c2, c3 = st.columns(3)
+    run_id = c1.selectbox("Run", list(reversed(ids)), format_func=frame.label, key="cal_new_run")
+    judge = c2.selectbox(
+        "Judge verdicts",
+        calib.judges_of(frame.fkey, run_id, frame.key),
+        format_func=lambda j: "the run file's (recorded)" if j == "recorded" else f"revision {j}",
+        key="cal_new_judge",
+    )
+    target = c3.selectbox(
+        "What people label",
+        ["claims", "answers"],
+        format_func=lambda t: "claims (faithfulness)" if t == "claims" else "answers (correctness)",
+        key="cal_new_target",
+    )
+    c4, c5, c6 = st.columns(3)
+    n = c4.number_input("Items", 10, 2000, 150, step=10, key="cal_new_n")
+    sampling = c5.selectbox(
+        "Sampling",
+        ["low-scores", "uniform", *[f"stratified:{t}" for t in tags]],
+        help="low-scores: half the sample from what the judge scored low, where its costly errors are "
+        "(weights keep the estimates unbiased); stratified: in proportion to a tag's values.",
+        key="cal_new_sampling",
+    )
+    per_item = c6.number_input("Labels per item", 1, 5, 2, key="cal_new_k")
+    name = st.text_input("Name", placeholder="e.g. faithfulness-nov", key="cal_new_name")
+    spec = calib.SessionSpec(
+        name=name.strip(), target=target, n=int(n), sampling=sampling, labels_per_item=int(per_item)
+    )
+    st.info(
+        md_escape(calib.session_preview(frame.fkey, run_id, judge, spec, frame.key)), icon=":material/target:"
+    )
+    st.caption("Rubric (kept with the session): " + md_escape(calib.rubric(target)))
+    if st.button("Create session", type="primary", disabled=not spec.name, key="cal_create"):
+        try:
+            calib.create_session(frame.fkey, run_id, judge, spec, frame.key)
+        except ValueError as exc:
+            st.error(md_escape(str(exc)))
+        else:
+            st.session_state["cal_session"] = spec.name
+            st.rerun()
+
+if not sessions:
+    st.info("No labeling session for this test set yet: create one above.", icon=":material/balance:")
+    st.stop()
+
+top1, top2, top3 = st.columns([3, 2, 2])
+chosen = top1.selectbox(
+    "Session",
+    list(by_name),
+    key="cal_session",
+    format_func=lambda s: f"{s} — {by_name[s].run_id}, {by_name[s].target}, {by_name[s].items} items",
+)
+session = by_name[chosen]
+mode = top2.segmented_control("View", ["Label", "Agreement"], key="cal_mode") or "Label"
+labeler = top3.text_input("Your name", key="cal_labeler", placeholder="who is labeling")
+CalibrationView.from_state().publish()
+st.caption(
+    f"Judge: {'the run file' if session.judge == 'recorded' else 'revision ' + session.judge} · "
+    f"sampled {md_escape(session.sampling)} · {session.labels_per_item} label(s) per item · "
+    f"{session.labels} of {session.items * session.labels_per_item} labels made · rubric {md_escape(session.rubric_version)}"
+)
+
+# ---- labeling, blind
+
+
+def show_item(payload: dict, target: str) -> None:
+    """What a labeler sees: question, answer, the claim and where the judge located it — never a verdict."""
+    st.markdown("**Question:** " + md_escape(payload.get("question")))
+    if target == "answers":
+        st.markdown("**Reference answer:** " + md_escape(payload.get("reference") or "(none)"))
+    st.markdown("**Answer:** " + md_escape(payload.get("answer")))
+    if target == "claims":
+        with st.container(border=True):
+            st.markdown("**Claim:** " + md_escape(payload.get("claim")))
+            st.caption(
+                "The highlighted passage is where the judge located it (in "
+                + md_code(payload.get("chunk_id"))
+                + "): check it."
+                if payload.get("quote")
+                else "No passage was located for this claim: look through the chunks."
+            )
+
+
+def show_chunks(payload: dict) -> None:
+    st.markdown(f"**Chunks the system was given** ({len(payload.get('chunks', []))})")
+    for chunk in payload.get("chunks", []):
+        quotes = [payload.get("quote")] if chunk["chunk_id"] == payload.get("chunk_id") else []
+        with st.container(border=True):
+            st.caption(md_code(chunk["chunk_id"]))
+            st.markdown(highlighted(chunk["text"], quotes) or ":gray[(no text)]")
+
+
+if mode == "Label":
+    st.caption("Rubric: " + md_escape(session.rubric))
+    if not labeler.strip():
+        st.info("Type your name above to start (or resume) labeling.", icon=":material/person:")
+        st.stop()
+    who = labeler.strip()
+    last = st.session_state.pop("cal_last", None)
+    if last:
+        agree = last["label"] == last["judge"]
+        text = f"Saved: you said **{last['label']}**; the judge said **{last['judge']}**" + (
+            " — you agree." if agree else " — you disagree."
+        )
+        (st.success if agree else st.warning)(
+            text, icon=":material/check:" if agree else ":material/compare_arrows:"
+        )
+    msg = st.session_state.pop("cal_msg", None)
+    if msg:
+        st.warning(md_escape(msg))
+    here = calib.place(session, who)
+    st.progress(
+        here.done / here.total if here.total else 1.0, text=f"{who}: {here.done} of {here.total} labeled"
+    )
+    nav1, nav2, nav3 = st.columns([1, 1, 6])
+    nav1.button(
+        "← Previous", key="cal_prev", disabled=here.prev is None, on_click=calib.go, args=(here.prev,)
+    )
+    nav2.button("Next →", key="cal_next", disabled=here.next is None, on_click=calib.go, args=(here.next,))
+    if nav3.button("Keys (?)", key="cal_keys"):
+        st.session_state["cal_show_keys"] = not st.session_state.get("cal_show_keys", False)
+    if st.session_state.get("cal_show_keys"):
+        st.table(pl.DataFrame({"key": [k for k, _ in calib.KEYS], "does": [d for _, d in calib.KEYS]}))
+    st.html(calib.SHORTCUTS_JS, unsafe_allow_javascript=True)
+    if here.item is None:
+        st.success(
+            f"Nothing left for you in this session: {here.done} labeled. See the Agreement view.",
+            icon=":material/task_alt:",
+        )
+        st.stop()
+    item = here.item
+    pane, chunks_pane = st.columns([2, 3])
+    with chunks_pane:
+        show_chunks(item.payload)
+    with pane:
+        show_item(item.payload, session.target)
+        if here.mine:
+            # Labeled already: the judge's verdict and the others' labels may be seen now.
+            st.markdown(
+                f"Your label: **{here.mine.label}** (version {here.mine.version}) · the judge: **{item.judge_label}**"
+                + "".join(f" · {md_escape(o.labeler)}: **{o.label}**" for o in here.others)
+            )
+        picked = st.session_state.get("cal_pick")
+        cols = [*st.columns(2), *st.columns(2)]
+        for i, (col, label) in enumerate(zip(cols, calib.labels_for(session.target), strict=True)):
+            col.button(
+                f"{i + 1} · {label}",
+                key=f"cal_pick_{i}",
+                type="primary" if picked == label else "secondary",
+                on_click=calib.pick,
+                args=(label,),
+                width="stretch",
+            )
+        st.text_area(
+            "Rationale (optional, encouraged)",
+            key="cal_rationale",
+            height=80,
+            placeholder="why, in a sentence",
+        )
+        st.button(
+            "Submit (Enter)" if not here.mine else "Change my label (Enter)",
+            key="cal_submit",
+            type="primary",
+            on_click=calib.submit,
+            args=(item, who),
+        )
+    st.stop()
+
+# ---- agreement
+
+others = calib.revisions_for(session)
+a1, a2 = st.columns(2)
+versus = a1.selectbox(
+    "Judge measured",
+    [None, *others],
+    format_func=lambda j: "the session's judge" if j is None else f"revision {j}",
+    key="cal_judge",
+    help="Measure another judge revision of the same run (a new model or prompt) on the same human labels.",
+)
+by = a2.selectbox("Per tag", [None, *tags], key="cal_by", format_func=lambda t: "—" if t is None else t)
+rep = calib.report(session, versus, by, frame.fkey, frame.key)
+a = rep.overall
+st.info(md_escape(rep.verdict()[0].upper() + rep.verdict()[1:]), icon=":material/balance:")
+rows = [("percent agreement", a.percent), ("Cohen's κ", a.kappa), ("Gwet's AC1", a.ac1)]
+if session.target == "claims":
+    rows += [
+        ("NOT_SUPPORTED: judge precision", a.precision_unsupported),
+        ("NOT_SUPPORTED: judge recall", a.recall_unsupported),
+    ]
+if a.human_alpha is not None:
+    rows.insert(0, ("labelers: Krippendorff's α", a.human_alpha))
+rows[1:1] = [(f"labelers: κ {x} / {y}", k) for (x, y), k in a.pair_kappa.items()]
+st.dataframe(
+    pl.DataFrame(
+        {
+            "statistic": [r[0] for r in rows],
+            "value": [r[1].value for r in rows],
+            "95% CI low": [r[1].low for r in rows],
+            "95% CI high": [r[1].high for r in rows],
+            "items": [r[1].n for r in rows],
+            "answers": [r[1].answers for r in rows],
+        }
+    ),
+    hide_index=True,
+    column_config={
+        c: st.column_config.NumberColumn(format="%.2f") for c in ("value", "95% CI low", "95% CI high")
+    },
+)
+st.caption(
+    "CIs: bootstrap resampling whole answers (claims of one answer move together); judge-vs-people "
+    "figures weighted back to the whole run when the session oversampled."
+    + (f" {rep.unmatched} item(s) this judge made no verdict on are left out." if rep.unmatched else "")
+)
+left, right = st.columns(2)
+with left:
+    st.markdown("**Confusion** (rows: people; columns: the judge)")
+    st.dataframe(
+        pl.DataFrame(
+            {
+                "people": a.categories,
+                **{c: [row[j] for row in a.confusion] for j, c in enumerate(a.categories)},
+            }
+        ),
+        hide_index=True,
+    )
+with right:
+    if rep.by:
+        st.markdown(f"**Per {md_escape(by)}**")
+        st.dataframe(
+            pl.DataFrame(
+                {
+                    "slice": list(rep.by),
+                    "items": [x.items for x in rep.by.values()],
+                    "AC1": [x.ac1.value for x in rep.by.values()],
+                    "AC1 low": [x.ac1.low for x in rep.by.values()],
+                    "AC1 high": [x.ac1.high for x in rep.by.values()],
+                    "percent": [x.percent.value for x in rep.by.values()],
+                }
+            ),
+            hide_index=True,
+        )
+    st.markdown(
+        "**Labelers**: " + ", ".join(f"{md_escape(k)} ({v})" for k, v in rep.labelers.items()) or "none yet"
+    )
+
+st.subheader(f"Disagreements ({len(rep.disagreements)})")
+if rep.disagreements:
+    table = pl.DataFrame(
+        {
+            "qid": [d["qid"] for d in rep.disagreements],
+            "claim": [d["claim"] or "(the answer)" for d in rep.disagreements],
+            "judge": [d["judge"] or "–" for d in rep.disagreements],
+            "people": [", ".join(f"{k}: {v}" for k, v in d["people"].items()) for d in rep.disagreements],
+            "why": [d["why"] for d in rep.disagreements],
+        }
+    )
+    picked = st.dataframe(
+        table, hide_index=True, on_select="rerun", selection_mode="single-row", key="cal_dis"
+    )
+    rows_sel = picked.selection.rows if picked else []
+    if rows_sel:
+        d = rep.disagreements[rows_sel[0]]
+        opened = calib.item(d["item"], session)
+        if opened is not None:
+            side = st.columns(2 + len(d["people"]))
+            side[0].metric("The session's judge", opened.judge_label or "–")
+            side[1].metric("Judge measured" if versus else "—", d["judge"] or "–" if versus else "")
+            for col, (who_, lab) in zip(side[2:], d["people"].items(), strict=True):
+                col.metric(who_, lab)
+                why = d["rationale"].get(who_)
+                if why:
+                    col.caption(md_escape(why))
+            show_item(opened.payload, session.target)
+            show_chunks(opened.payload)
