@@ -78,7 +78,7 @@ def judges_of(folder: str, run_id: str, key: Key) -> list[str]:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _candidates(
-    folder: str, run_id: str, judge: str, target: str, key: Key, _stamp: int
+    folder: str, run_id: str, judge: str, target: str, key: Key, stamp: int
 ) -> list[dict[str, Any]]:
     run = _load(folder, key).runs[run_id]
     return candidates(judged_by(store(), run, judge), target)
@@ -172,7 +172,7 @@ def submit(item: ItemRow, labeler: str) -> None:
 
 @st.cache_data(show_spinner="Measuring agreement…", max_entries=32)
 def _report(
-    session_id: int, judge: str | None, by: str | None, tags: Any, _stamp: int, _revs: int
+    session_id: int, judge: str | None, by: str | None, tags: Any, labels_stamp: int, revs_stamp: int
 ) -> SessionReport:
     session = store().find_session(session_id)
     assert session is not None

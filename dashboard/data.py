@@ -170,7 +170,7 @@ def standing(folder: str, run_id: str, key: Key, judge: str = "recorded") -> Sta
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _standing(folder: str, run_id: str, key: Key, judge: str, _labels: int, _revs: int) -> Standing:
+def _standing(folder: str, run_id: str, key: Key, judge: str, labels_stamp: int, revs_stamp: int) -> Standing:
     from evalcore.calibration.report import standing as calibration_standing
     from evalcore.judge.revision import judged_by
 
