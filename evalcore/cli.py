@@ -470,6 +470,43 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_probe(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from evalcore.calibration.probes import PROBES, plan, probe
+    from evalcore.judge.client import JudgeConfig
+    from evalcore.store import Store
+
+    names = [p.strip() for p in args.probe.split(",") if p.strip()] if args.probe else list(PROBES)
+    unknown = [p for p in names if p not in PROBES]
+    if unknown:
+        return _err(f"unknown probe(s) {', '.join(unknown)}: choose from {', '.join(PROBES)}")
+    run = _load_one(args.run)
+    config = JudgeConfig()
+    if args.model:
+        config = replace(config, model=args.model)
+    config = replace(config, concurrency=args.concurrency)
+    with Store(args.store) as store:
+        print(plan(run, store, config, names, args.n))
+        if args.dry_run:
+            print("dry run: nothing was sent")
+            return EXIT_OK
+        try:
+            results = probe(run, store, config, probes=names, n=args.n, seed=args.seed)
+        except SetupError as exc:
+            return _err(str(exc))
+    for r in results:
+        print(str(r))
+        failed = r.detail.get("failed")
+        if failed:
+            print(f"  {failed} judgment(s) failed and are left out")
+        variants = r.detail.get("by_variant", {})
+        if len(variants) > 1:
+            print("  " + "; ".join(f"{k}: {v['flips']} of {v['n']}" for k, v in variants.items()))
+    print(f"kept in {store.path}; the Calibration page lists them")
+    return EXIT_OK
+
+
 def cmd_metrics(args: argparse.Namespace) -> int:
     from evalcore.score import metric_columns, score_run, summarize
 
@@ -771,6 +808,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--poll", type=float, default=30.0, help="seconds between polls of a batch (default 30)")
     s.add_argument("--store", help=store_help)
     s.set_defaults(func=cmd_judge)
+
+    s = sub.add_parser(
+        "probe", help="bias probes: how often the judge's verdict flips under harmless changes"
+    )
+    s.add_argument("run", help="run folder")
+    s.add_argument(
+        "--probe",
+        help="comma-separated: retest, order, position, verbosity, distractors, injection (default: all; "
+        "retest, the noise floor, is always run)",
+    )
+    s.add_argument("--n", type=int, default=50, help="questions to probe (default 50)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--model", help="the judge model (pinned by default)")
+    s.add_argument("--concurrency", type=int, default=16, help="requests at once (default 16)")
+    s.add_argument("--dry-run", action="store_true", help="print what it would send and cost; send nothing")
+    s.add_argument("--store", help=store_help)
+    s.set_defaults(func=cmd_probe)
 
     s = sub.add_parser("revisions", help="list a run's judge revisions, or --diff two of them")
     s.add_argument("run", help="run folder")

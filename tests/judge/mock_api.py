@@ -54,6 +54,13 @@ class MockAPI:
         self.batches: dict[str, dict[str, Any]] = {}  # id -> {"requests": [...], "polls": n}
         self.counted = 0  # count_tokens requests
         self.batch_attempts: Counter[str] = Counter()  # question -> batches it was submitted in
+        # Scripted judges for the bias probes (all off: the fair judge above).
+        self.reads_first: int | None = None  # reads only the first N chunks (position bias)
+        self.verbose_above: int | None = None  # calls any answer longer than this correct (verbosity)
+        self.injectable = False  # does what an injected instruction says (answer or chunk)
+        self.confused_above: int | None = None  # with more chunks than this, supports nothing (distractors)
+        self.noise = 0.0  # flips each claim's verdict with this chance, per call (test-retest noise)
+        self._calls: Counter[str] = Counter()  # input -> calls, so the noise is the same on every run
 
     @staticmethod
     def question_of(params: dict[str, Any]) -> str:
@@ -110,6 +117,33 @@ class MockAPI:
         tagged = {k: v for k, v in _TAGGED.findall(user)}
         chunks = _CHUNK.findall(user)
         answer = tagged.get("answer", "")
+        if self.injectable and (
+            "ignore previous instructions" in answer.lower() or any("GRADING RUBRIC" in t for _, t in chunks)
+        ):
+            fooled = True
+        confused = self.confused_above is not None and len(chunks) > self.confused_above
+        if self.reads_first is not None:
+            chunks = chunks[: self.reads_first]
+        if confused:
+            chunks = []
+        out = self._judge(tagged, chunks, answer, fooled)
+        if self.verbose_above is not None and len(answer) > self.verbose_above:
+            out["correctness"]["verdict"] = "correct"
+        if self.noise:
+            import hashlib
+
+            with self._lock:
+                self._calls[user] += 1
+                call = self._calls[user]
+            for c in out["claims"]:
+                h = hashlib.sha256(f"{user}|{c['claim']}|{call}".encode()).digest()
+                if int.from_bytes(h[:4], "big") / 2**32 < self.noise:
+                    c["verdict"] = "NOT_SUPPORTED" if c["verdict"] == "SUPPORTED" else "SUPPORTED"
+        return out
+
+    def _judge(
+        self, tagged: dict[str, str], chunks: list[tuple[str, str]], answer: str, fooled: bool
+    ) -> dict[str, Any]:
         claims = []
         for sentence in [s.strip() for s in re.split(r"(?<=\.)\s+", answer) if s.strip()]:
             found = next((cid for cid, text in chunks if sentence.rstrip(".") in text), None)
