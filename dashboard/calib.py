@@ -207,3 +207,58 @@ def item(item_id: int, session: SessionRow) -> ItemRow | None:
 def tags_of(folder: str, run_id: str, key: Key) -> list[str]:
     run = _load(folder, key).runs.get(run_id)
     return sorted(set(run.testset.tags["tag"].to_list())) if run is not None else []
+
+
+# ---- bias probes
+
+
+def probe_names() -> tuple[str, ...]:
+    from evalcore.calibration.probes import PROBES
+
+    return PROBES
+
+
+def probe_plan(folder: str, run_id: str, probes: list[str], n: int, key: Key) -> str:
+    from evalcore.calibration.probes import plan
+    from evalcore.judge.client import JudgeConfig
+
+    return plan(_load(folder, key).runs[run_id], store(), JudgeConfig(), probes, n)
+
+
+def run_probes(
+    folder: str, run_id: str, probes: list[str], n: int, key: Key, api_key: str | None, on_verdict: Any
+) -> list[Any]:
+    """Run the probes (the key, if typed, is passed to the client and kept nowhere)."""
+    from evalcore.calibration.probes import probe
+
+    return probe(
+        _load(folder, key).runs[run_id], store(), probes=probes, n=n, api_key=api_key, on_verdict=on_verdict
+    )
+
+
+def probe_table(run_ids: list[str]) -> Any:
+    """Kept probe results of these runs, newest first, as a table."""
+    import polars as pl
+
+    rows = [r for rid in run_ids for r in store().probes(rid)]
+    rows.sort(key=lambda r: -r["id"])
+    return pl.DataFrame(
+        {
+            "when": [r["created"][:19].replace("T", " ") for r in rows],
+            "run": [r["run_id"] for r in rows],
+            "judge": [r["judge_key"].split("|")[0] for r in rows],
+            "probe": [r["probe"] for r in rows],
+            "flipped": [f"{r['flips']} of {r['n']}" for r in rows],
+            "rate": [r["rate"] for r in rows],
+            "95% CI low": [r["low"] for r in rows],
+            "95% CI high": [r["high"] for r in rows],
+            "beyond noise floor": [
+                "–"
+                if r["detail"].get("beyond_noise") is None
+                else ("yes" if r["detail"]["beyond_noise"] else "no")
+                for r in rows
+            ],
+            "p": [r["detail"].get("p") for r in rows],
+        },
+        schema_overrides={"p": pl.Float64},
+    )

@@ -7,8 +7,8 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from dashboard import calib
-from dashboard.frame import complain, need_runs, setup
+from dashboard import calib, data
+from dashboard.frame import complain, need_runs, rejudge_key_field, setup
 from dashboard.render import highlighted, md_code, md_escape
 from dashboard.views import CalibrationView
 
@@ -23,7 +23,7 @@ complain(
     CalibrationView.seed(
         {
             "session": lambda v: v in by_name or "no such session for this test set",
-            "mode": lambda v: v in ("Label", "Agreement"),
+            "mode": lambda v: v in ("Label", "Agreement", "Probes"),
             "by": lambda v: v in tags,
             "judge": lambda v: v.isdigit(),
         },
@@ -31,6 +31,59 @@ complain(
     ),
     frame,
 )
+
+mode = st.segmented_control("View", ["Label", "Agreement", "Probes"], key="cal_mode") or "Label"
+
+# ---- bias probes
+
+if mode == "Probes":  # no session needed: probes measure the judge alone
+    st.caption(
+        "Each probe changes the judge's input in one way that should not change a fair judge's verdict and "
+        "counts how often the verdict flips, against the noise floor of judging the same input twice "
+        "(docs/calibration.md)."
+    )
+    p1, p2, p3 = st.columns([2, 4, 1])
+    probe_run = p1.selectbox("Run", list(reversed(ids)), format_func=frame.label, key="cal_probe_run")
+    chosen_probes = p2.multiselect(
+        "Probes", list(calib.probe_names()), default=list(calib.probe_names()), key="cal_probes"
+    )
+    probe_n = int(p3.number_input("Questions", 5, 500, 50, step=5, key="cal_probe_n"))
+    st.caption(md_escape(calib.probe_plan(frame.fkey, probe_run, chosen_probes, probe_n, frame.key)))
+    api_key = rejudge_key_field("cal_probe_key")
+    if st.button(
+        "Run probes",
+        key="cal_probe_go",
+        disabled=not chosen_probes or not (data.judge_key_in_env() or api_key),
+    ):
+        bar = st.progress(0.0, text="Probing…")
+        seen = [0]
+
+        def tick(_: object) -> None:
+            seen[0] += 1
+            bar.progress(min(1.0, seen[0] / max(1, probe_n * 4)), text=f"{seen[0]} judgment(s)")
+
+        try:
+            for result in calib.run_probes(
+                frame.fkey, probe_run, chosen_probes, probe_n, frame.key, api_key, tick
+            ):
+                st.markdown(md_escape(str(result)))
+        except data.SetupError as exc:
+            st.error(md_escape(str(exc)))
+    table = calib.probe_table(ids)
+    if table.height:
+        st.subheader("Kept results")
+        st.dataframe(
+            table,
+            hide_index=True,
+            column_config={
+                c: st.column_config.NumberColumn(format="%.2f") for c in ("rate", "95% CI low", "95% CI high")
+            }
+            | {"p": st.column_config.NumberColumn(format="%.3f")},
+        )
+    else:
+        st.info("No probe has been run on this test set's runs yet.", icon=":material/science:")
+    CalibrationView.from_state().publish()
+    st.stop()
 
 # ---- a new session
 
@@ -80,7 +133,7 @@ if not sessions:
     st.info("No labeling session for this test set yet: create one above.", icon=":material/balance:")
     st.stop()
 
-top1, top2, top3 = st.columns([3, 2, 2])
+top1, top3 = st.columns([3, 2])
 chosen = top1.selectbox(
     "Session",
     list(by_name),
@@ -88,7 +141,6 @@ chosen = top1.selectbox(
     format_func=lambda s: f"{s} — {by_name[s].run_id}, {by_name[s].target}, {by_name[s].items} items",
 )
 session = by_name[chosen]
-mode = top2.segmented_control("View", ["Label", "Agreement"], key="cal_mode") or "Label"
 labeler = top3.text_input("Your name", key="cal_labeler", placeholder="who is labeling")
 CalibrationView.from_state().publish()
 st.caption(

@@ -121,3 +121,38 @@ def test_overview_flags_an_unmeasured_judge_then_shows_the_corrected_score(store
     assert "Agreement unmeasured" not in shown
     assert "Corrected for the judge's measured error: faithfulness 0.64 by the judge; " in shown
     assert "corrected with 40 human label(s) (session m)" in shown
+
+
+def test_probes_run_from_the_page_with_a_typed_key_and_are_kept(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.judge.mock_api import mock_api
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with mock_api() as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        api.reads_first = 1
+        at = calibration(mode="Probes")
+        assert "No probe has been run on this test set's runs yet." in texts(at)
+        assert at.button(key="cal_probe_go").disabled, "no key yet"
+        at.multiselect(key="cal_probes").set_value(["position"])
+        at.number_input(key="cal_probe_n").set_value(10).run()
+        assert "10 question(s) x probes retest, position: at most" in texts(at)
+        at.text_input(key="cal_probe_key").input("sk-ant-page-typed-key").run()
+        at.button(key="cal_probe_go").click().run()
+        assert not at.exception, at.exception
+        shown = texts(at)
+        assert "retest: 0 of 10 verdicts flipped" in shown and "more than the noise floor" in shown
+        assert sum(api.requests.values()) > 10
+        typed = "sk-ant-page-typed-key"
+        assert all(
+            typed in (h.get("x-api-key"), h.get("authorization", "").removeprefix("Bearer "))
+            for h in api.headers
+        )
+    table = at.dataframe[-1].value
+    assert list(table["probe"]) == ["position", "retest"] and list(table["beyond noise floor"]) == [
+        "yes",
+        "–",
+    ]
+    assert "sk-ant-page-typed-key" not in store.read_bytes().decode("latin-1")
+    assert "key" not in at.query_params
