@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import polars as pl
 import streamlit as st
 
 from dashboard.data import Key, _load, store
@@ -62,6 +63,10 @@ SHORTCUTS_JS = """
 })();
 </script>
 """
+
+
+def keys_table() -> pl.DataFrame:
+    return pl.DataFrame({"key": [k for k, _ in KEYS], "does": [d for _, d in KEYS]})
 
 
 def sessions(test_run_ids: list[str]) -> list[SessionRow]:
@@ -262,3 +267,108 @@ def probe_table(run_ids: list[str]) -> Any:
         },
         schema_overrides={"p": pl.Float64},
     )
+
+
+# ---- the agreement view's tables (the page only lays them out)
+
+
+def statistics_table(rep: SessionReport, target: str) -> pl.DataFrame:
+    """Each statistic with its 95% CI and what it was computed on; people among themselves first."""
+    a = rep.overall
+    rows = [("percent agreement", a.percent), ("Cohen's κ", a.kappa), ("Gwet's AC1", a.ac1)]
+    if target == "claims":
+        rows += [
+            ("NOT_SUPPORTED: judge precision", a.precision_unsupported),
+            ("NOT_SUPPORTED: judge recall", a.recall_unsupported),
+        ]
+    people = [(f"labelers: κ {x} / {y}", k) for (x, y), k in a.pair_kappa.items()]
+    if a.human_alpha is not None:
+        people.insert(0, ("labelers: Krippendorff's α", a.human_alpha))
+    rows = people + rows
+    return pl.DataFrame(
+        {
+            "statistic": [r[0] for r in rows],
+            "value": [r[1].value for r in rows],
+            "95% CI low": [r[1].low for r in rows],
+            "95% CI high": [r[1].high for r in rows],
+            "items": [r[1].n for r in rows],
+            "answers": [r[1].answers for r in rows],
+        }
+    )
+
+
+def confusion_table(rep: SessionReport) -> pl.DataFrame:
+    a = rep.overall
+    return pl.DataFrame(
+        {"people": a.categories, **{c: [row[j] for row in a.confusion] for j, c in enumerate(a.categories)}}
+    )
+
+
+def slices_table(rep: SessionReport) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "slice": list(rep.by),
+            "items": [x.items for x in rep.by.values()],
+            "AC1": [x.ac1.value for x in rep.by.values()],
+            "AC1 low": [x.ac1.low for x in rep.by.values()],
+            "AC1 high": [x.ac1.high for x in rep.by.values()],
+            "percent": [x.percent.value for x in rep.by.values()],
+        }
+    )
+
+
+def disagreements_table(rep: SessionReport) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "qid": [d["qid"] for d in rep.disagreements],
+            "claim": [d["claim"] or "(the answer)" for d in rep.disagreements],
+            "judge": [d["judge"] or "–" for d in rep.disagreements],
+            "people": [", ".join(f"{k}: {v}" for k, v in d["people"].items()) for d in rep.disagreements],
+            "why": [d["why"] for d in rep.disagreements],
+        },
+        schema={
+            "qid": pl.String,
+            "claim": pl.String,
+            "judge": pl.String,
+            "people": pl.String,
+            "why": pl.String,
+        },
+    )
+
+
+def judges_side_by_side(mine: SessionReport, other: SessionReport, target: str) -> pl.DataFrame:
+    """Two judges measured on the same human labels: each judge-vs-people statistic for both."""
+    a, b = mine.overall, other.overall
+    names = ["items", "percent agreement", "Cohen's κ", "Gwet's AC1"]
+    pairs = [(a.items, b.items), (a.percent, b.percent), (a.kappa, b.kappa), (a.ac1, b.ac1)]
+    if target == "claims":
+        names += ["NOT_SUPPORTED: judge precision", "NOT_SUPPORTED: judge recall"]
+        pairs += [
+            (a.precision_unsupported, b.precision_unsupported),
+            (a.recall_unsupported, b.recall_unsupported),
+        ]
+    return pl.DataFrame(
+        {
+            "statistic": names,
+            f"the session's judge ({mine.judge})": [str(x) for x, _ in pairs],
+            f"revision {other.judge}": [str(y) for _, y in pairs],
+        }
+    )
+
+
+def export(session: SessionRow, fmt: str) -> str:
+    from evalcore.calibration.report import export_labels
+
+    return export_labels(store(), session, fmt, history=True)
+
+
+def import_file(session: SessionRow, name: str, raw: bytes) -> tuple[int, list[str]]:
+    """Labels made elsewhere, from an uploaded CSV or JSON Lines file; (stored, problems per line)."""
+    from evalcore.calibration.report import import_labels
+
+    fmt = "jsonl" if name.lower().endswith((".jsonl", ".json")) else "csv"
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return 0, [f"{name}: not UTF-8 text; save it as UTF-8 CSV or JSON Lines"]
+    return import_labels(store(), session, text, fmt, name)

@@ -228,6 +228,14 @@ def link_to_question(qid: str) -> None:
         st.markdown(f"[{text}](Question?{urlencode({'qid': qid})})")
 
 
+def judge_flag(frame: Frame, run_id: str, judge: str = "recorded") -> None:
+    """Under a run's judged scores: when its judge was never measured against people's labels,
+    say so and how to measure it (the guide: re-check agreement whenever the judge changes)."""
+    unmeasured = data.standing(frame.fkey, run_id, frame.key, judge).unmeasured
+    if unmeasured:
+        st.caption(":material/balance: " + md_escape(unmeasured[0].upper() + unmeasured[1:]))
+
+
 REJUDGE_CONFIRM_ABOVE = 1.00  # dollars: a re-judge estimated above this asks to be confirmed
 
 

@@ -588,6 +588,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     shown = shown.with_columns([pl.col(c).cast(pl.String).fill_null("–") for c in ("improved", "regressed")])
     print(_table(shown, "table"))
     _not_applicable(summ)
+    for line in _standing(cand, args):
+        print(line)
     # One rule with the dashboard: aggregates (the table above, these counts) include held-out
     # questions; the list of questions to look at leaves them out unless asked (tuning on them overfits).
     counts = cmp.per_question.group_by("status").len().sort("status")

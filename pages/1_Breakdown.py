@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import data, tables
-from dashboard.frame import complain, need_runs, setup
+from dashboard.frame import complain, judge_flag, need_runs, setup
 from dashboard.render import heatmap, md_escape, plot_text, plot_texts
 from dashboard.views import BreakdownView
 
@@ -111,6 +111,7 @@ if vs is None:
         or "heatmap"
     )
     st.session_state["_bd_chart_last"] = chart
+    judge_flag(frame, run_id)
     if chart == "heatmap":
         fig = heatmap(
             tables.mean_grid(
@@ -164,6 +165,7 @@ if vs is None:
     )
 else:
     pair = data.comparison(frame.fkey, vs, run_id, 5, frame.key)
+    judge_flag(frame, run_id)
     if pair.judge_change:
         st.warning(md_escape(pair.judge_change[0].upper() + pair.judge_change[1:]), icon=":material/gavel:")
     st.caption(

@@ -7,6 +7,7 @@ import streamlit as st
 from dashboard import data, tables
 from dashboard.frame import (
     complain,
+    judge_flag,
     link_to_question,
     need_runs,
     rejudge_panel,
@@ -87,9 +88,7 @@ cmp = data.comparison(frame.fkey, base, cand, k, frame.key, judge, max(judged.va
 
 st.subheader("Summary")
 cand_judge = "latest" if judge == "latest" and cand in judged else "recorded"
-unmeasured = data.standing(frame.fkey, cand, frame.key, cand_judge).unmeasured
-if unmeasured:
-    st.caption(":material/balance: " + md_escape(unmeasured[0].upper() + unmeasured[1:]))
+judge_flag(frame, cand, cand_judge)
 if cmp.judge_change:
     st.warning(md_escape(cmp.judge_change[0].upper() + cmp.judge_change[1:]), icon=":material/gavel:")
     # The way out, one click away: the baseline judged by the candidate's judge (or, when that

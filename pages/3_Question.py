@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import data, tables
-from dashboard.frame import complain, need_runs, rejudge_key_field, setup
+from dashboard.frame import complain, judge_flag, need_runs, rejudge_key_field, setup
 from dashboard.render import (
     chunk_list,
     claim_list,
@@ -241,6 +241,7 @@ with left:
         st.warning(md_escape(f"The judge failed on this answer in revision {judge}: {failed.reason}"))
     else:
         claim_list(d)
+        judge_flag(frame, run_id, judge)
 with right:
     context_k = runs[run_id].manifest.context_k
     st.markdown(

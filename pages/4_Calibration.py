@@ -4,7 +4,6 @@ judge's measured error (docs/calibration.md)."""
 
 from __future__ import annotations
 
-import polars as pl
 import streamlit as st
 
 from dashboard import calib, data
@@ -209,7 +208,7 @@ if mode == "Label":
     if nav3.button("Keys (?)", key="cal_keys"):
         st.session_state["cal_show_keys"] = not st.session_state.get("cal_show_keys", False)
     if st.session_state.get("cal_show_keys"):
-        st.table(pl.DataFrame({"key": [k for k, _ in calib.KEYS], "does": [d for _, d in calib.KEYS]}))
+        st.table(calib.keys_table())
     st.html(calib.SHORTCUTS_JS, unsafe_allow_javascript=True)
     if here.item is None:
         st.success(
@@ -270,31 +269,21 @@ by = a2.selectbox("Per tag", [None, *tags], key="cal_by", format_func=lambda t: 
 rep = calib.report(session, versus, by, frame.fkey, frame.key)
 a = rep.overall
 st.info(md_escape(rep.verdict()[0].upper() + rep.verdict()[1:]), icon=":material/balance:")
-rows = [("percent agreement", a.percent), ("Cohen's κ", a.kappa), ("Gwet's AC1", a.ac1)]
-if session.target == "claims":
-    rows += [
-        ("NOT_SUPPORTED: judge precision", a.precision_unsupported),
-        ("NOT_SUPPORTED: judge recall", a.recall_unsupported),
-    ]
-if a.human_alpha is not None:
-    rows.insert(0, ("labelers: Krippendorff's α", a.human_alpha))
-rows[1:1] = [(f"labelers: κ {x} / {y}", k) for (x, y), k in a.pair_kappa.items()]
 st.dataframe(
-    pl.DataFrame(
-        {
-            "statistic": [r[0] for r in rows],
-            "value": [r[1].value for r in rows],
-            "95% CI low": [r[1].low for r in rows],
-            "95% CI high": [r[1].high for r in rows],
-            "items": [r[1].n for r in rows],
-            "answers": [r[1].answers for r in rows],
-        }
-    ),
+    calib.statistics_table(rep, session.target),
     hide_index=True,
     column_config={
         c: st.column_config.NumberColumn(format="%.2f") for c in ("value", "95% CI low", "95% CI high")
     },
 )
+if versus is not None:
+    st.markdown(f"**Two judges on the same {session.labels} human label(s)**")
+    st.dataframe(
+        calib.judges_side_by_side(
+            calib.report(session, None, None, frame.fkey, frame.key), rep, session.target
+        ),
+        hide_index=True,
+    )
 st.caption(
     "CIs: bootstrap resampling whole answers (claims of one answer move together); judge-vs-people "
     "figures weighted back to the whole run when the session oversampled."
@@ -303,46 +292,18 @@ st.caption(
 left, right = st.columns(2)
 with left:
     st.markdown("**Confusion** (rows: people; columns: the judge)")
-    st.dataframe(
-        pl.DataFrame(
-            {
-                "people": a.categories,
-                **{c: [row[j] for row in a.confusion] for j, c in enumerate(a.categories)},
-            }
-        ),
-        hide_index=True,
-    )
+    st.dataframe(calib.confusion_table(rep), hide_index=True)
 with right:
     if rep.by:
         st.markdown(f"**Per {md_escape(by)}**")
-        st.dataframe(
-            pl.DataFrame(
-                {
-                    "slice": list(rep.by),
-                    "items": [x.items for x in rep.by.values()],
-                    "AC1": [x.ac1.value for x in rep.by.values()],
-                    "AC1 low": [x.ac1.low for x in rep.by.values()],
-                    "AC1 high": [x.ac1.high for x in rep.by.values()],
-                    "percent": [x.percent.value for x in rep.by.values()],
-                }
-            ),
-            hide_index=True,
-        )
+        st.dataframe(calib.slices_table(rep), hide_index=True)
     st.markdown(
-        "**Labelers**: " + ", ".join(f"{md_escape(k)} ({v})" for k, v in rep.labelers.items()) or "none yet"
+        "**Labelers**: " + (", ".join(f"{md_escape(k)} ({v})" for k, v in rep.labelers.items()) or "none yet")
     )
 
 st.subheader(f"Disagreements ({len(rep.disagreements)})")
 if rep.disagreements:
-    table = pl.DataFrame(
-        {
-            "qid": [d["qid"] for d in rep.disagreements],
-            "claim": [d["claim"] or "(the answer)" for d in rep.disagreements],
-            "judge": [d["judge"] or "–" for d in rep.disagreements],
-            "people": [", ".join(f"{k}: {v}" for k, v in d["people"].items()) for d in rep.disagreements],
-            "why": [d["why"] for d in rep.disagreements],
-        }
-    )
+    table = calib.disagreements_table(rep)
     picked = st.dataframe(
         table, hide_index=True, on_select="rerun", selection_mode="single-row", key="cal_dis"
     )
@@ -361,3 +322,33 @@ if rep.disagreements:
                     col.caption(md_escape(why))
             show_item(opened.payload, session.target)
             show_chunks(opened.payload)
+
+st.subheader("Labels in and out")
+st.caption(
+    "For teams that label elsewhere: every label with its history, as CSV or JSON Lines; an import adds "
+    "each line as a new label version (columns: labeler, qid, claim_idx, label, rationale), and a line "
+    "that cannot be taken is named with its number."
+)
+e1, e2, e3 = st.columns([1, 1, 3])
+e1.download_button(
+    "Labels as CSV",
+    calib.export(session, "csv"),
+    f"{session.name}-labels.csv",
+    "text/csv",
+    key="cal_export_csv",
+)
+e2.download_button(
+    "Labels as JSON Lines",
+    calib.export(session, "jsonl"),
+    f"{session.name}-labels.jsonl",
+    "application/jsonl",
+    key="cal_export_jsonl",
+)
+upload = e3.file_uploader("Import labels", type=["csv", "jsonl", "json"], key="cal_import")
+if upload is not None and st.button("Import these labels", key="cal_import_go"):
+    stored, problems = calib.import_file(session, upload.name, upload.getvalue())
+    (st.warning if problems else st.success)(
+        md_escape(f"{stored} label(s) imported; {len(problems)} line(s) refused.")
+    )
+    for p in problems[:50]:
+        st.caption(md_escape(p))

@@ -135,3 +135,21 @@ def test_sampling_weights_carry_an_oversampled_session_back_to_the_run() -> None
     assert plain.percent.value == pytest.approx(15 / 20)
     assert weighted.percent.value == pytest.approx((5 + 90) / 100)
     assert weighted.precision_unsupported.value == pytest.approx(0.5)
+
+
+def test_skewed_labels_collapse_kappa_but_not_ac1() -> None:
+    """The kappa paradox: judge and people agree on 90% of claims, nearly all SUPPORTED; kappa
+    (scikit-learn's too) falls below zero while AC1 stays near the agreement people see."""
+    from sklearn.metrics import cohen_kappa_score
+
+    judge = ["SUPPORTED"] * 95 + ["NOT_SUPPORTED"] * 5
+    human = ["SUPPORTED"] * 90 + ["NOT_SUPPORTED"] * 5 + ["SUPPORTED"] * 5
+    assert percent_agreement(judge, human) == pytest.approx(0.90)
+    kappa = cohen_kappa(judge, human)
+    assert kappa == pytest.approx(cohen_kappa_score(judge, human)) and kappa < 0
+    # AC1 by hand: chance agreement (1/(q-1)) * sum pi_k (1 - pi_k) over the 3 categories
+    pe = (0.95 * 0.05 + 0.05 * 0.95 + 0.0) / 2
+    assert (
+        gwet_ac1(judge, human, LABELS) == pytest.approx((0.90 - pe) / (1 - pe))
+        and gwet_ac1(judge, human, LABELS) > 0.85
+    )

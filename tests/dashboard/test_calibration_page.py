@@ -96,6 +96,11 @@ def test_create_a_session_label_blind_and_read_the_agreement(store: Path) -> Non
         history = s.labels(session.id, history=True)
     assert [(x.version, x.label) for x in history] == [(1, "NOT_SUPPORTED"), (2, "SUPPORTED")]
 
+    # another day, another browser: ann resumes where she stopped
+    again = calibration(session="weekly", labeler="ann")
+    assert progress(again) == "ann: 1 of 20 labeled"
+    assert "Your label:" not in texts(again), "she is shown an item she has not labeled"
+
     at.segmented_control(key="cal_mode").set_value("Agreement").run()
     assert not at.exception, at.exception
     assert "No item has two labels yet" in texts(at)
@@ -156,3 +161,62 @@ def test_probes_run_from_the_page_with_a_typed_key_and_are_kept(
     ]
     assert "sk-ant-page-typed-key" not in store.read_bytes().decode("latin-1")
     assert "key" not in at.query_params
+
+
+def test_agreement_view_compares_two_judges_on_the_same_labels_and_moves_labels(store: Path) -> None:
+    from evalcore.calibration.sessions import SessionSpec, create
+    from evalcore.runs.load import load_runs
+    from evalcore.store import Verdict
+
+    run = load_runs(SAMPLE).runs[RUN]
+    with Store(store) as s:
+        sid = create(s, run, "recorded", SessionSpec(name="pair", n=30, sampling="low-scores"))
+        items = s.items(sid)
+        for k, item in enumerate(items):
+            truth = "NOT_SUPPORTED" if k % 3 == 0 else str(item.judge_label)
+            s.submit_label(item.id, "ann", truth, "checked chunk 2" if k == 0 else None)
+            s.submit_label(item.id, "bob", "SUPPORTED" if k % 5 == 1 else truth)
+        rev = s.new_revision(run.run_id, run.results_sha256(), ("claude-other", "p", "s"))
+        for qid in {i.qid for i in items}:
+            claims = [{"claim": i.payload["claim"], "verdict": "NOT_SUPPORTED", "quote": None, "chunk_id": None} for i in items if i.qid == qid]  # fmt: skip
+            s.add(rev, Verdict(qid=qid, cache_key=f"k-{qid}", ok=True, output={"claims": claims, "correctness": {"verdict": "correct"}}))  # fmt: skip
+    at = calibration(session="pair", mode="Agreement")
+    shown = texts(at)
+    assert "Labelers agree" in shown or "Labelers disagree" in shown
+    stats = at.dataframe[0].value
+    assert list(stats["statistic"])[:2] == ["labelers: Krippendorff's α", "labelers: κ ann / bob"]
+    assert at.selectbox(key="cal_judge").options == ["the session's judge", f"revision {rev}"]
+    at.selectbox(key="cal_judge").select(str(rev)).run()
+    assert not at.exception, at.exception
+    assert "Two judges on the same 60 human label(s)" in texts(at)
+    both = at.dataframe[1].value
+    assert list(both.columns) == ["statistic", "the session's judge (recorded)", f"revision {rev}"]
+    assert at.query_params["judge"] == str(rev)
+    dis = next(d for d in at.dataframe if "why" in d.value.columns).value
+    assert {"judge differs", "people split"} <= set(dis["why"])
+
+
+def test_labels_exported_from_the_page_import_into_another_session(store: Path) -> None:
+    from dashboard import calib
+    from evalcore.calibration.sessions import SessionSpec, create
+    from evalcore.runs.load import load_runs
+
+    run = load_runs(SAMPLE).runs[RUN]
+    with Store(store) as s:
+        a = s.find_session(create(s, run, "recorded", SessionSpec(name="a", n=10, seed=4)))
+        b = s.find_session(create(s, run, "recorded", SessionSpec(name="b", n=10, seed=4)))
+        assert a is not None and b is not None
+        for item in s.items(a.id):
+            s.submit_label(item.id, "ann", "SUPPORTED", "fine")
+    exported = calib.export(a, "csv").encode()
+    assert calib.import_file(b, "from-a.csv", exported) == (10, [])
+    assert calib.import_file(b, "bad.csv", b"\xff\xfe") == (
+        0,
+        ["bad.csv: not UTF-8 text; save it as UTF-8 CSV or JSON Lines"],
+    )
+    stored, problems = calib.import_file(b, "x.jsonl", b'{"labeler": "ann"}\nnot json\n')
+    assert (
+        stored == 0
+        and problems[0].startswith("x.jsonl:1: missing qid, label")
+        and problems[1].startswith("x.jsonl:2: not JSON")
+    )
