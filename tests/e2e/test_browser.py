@@ -32,6 +32,7 @@ def test_home_to_compare_pick_runs_select_a_regressed_question(page) -> None:  #
             page.get_by_role("option", name=option, exact=True).click()
             wait_rendered(page)
         grid = page.locator("[data-testid='stDataFrame']").nth(1)
+        grid.scroll_into_view_if_needed()  # a click by position must land inside the window
         box = grid.bounding_box()
         assert box is not None
         # Rows are drawn on a canvas: click the first row's selection cell by position.
