@@ -470,6 +470,138 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _need(spec: str) -> tuple[str, float, str]:
+    """``METRIC:CHANGE[:SLICE]`` of ``--need``, e.g. ``R@5:-0.02:billing``."""
+    parts = spec.split(":")
+    if len(parts) not in (2, 3):
+        msg = f"--need {spec!r}: expected METRIC:CHANGE[:SLICE], e.g. R@5:-0.02:billing"
+        raise ValueError(msg)
+    try:
+        delta = float(parts[1])
+    except ValueError:
+        msg = f"--need {spec!r}: the change must be a number (-0.02 is a 2-point drop)"
+        raise ValueError(msg) from None
+    return parts[0], delta, parts[2] if len(parts) == 3 else "all"
+
+
+def cmd_testset_stats(args: argparse.Namespace) -> int:
+    from evalcore.runs.testset import read_testset
+    from evalcore.score import score_run
+    from evalcore.testset.coverage import coverage
+    from evalcore.testset.overlap import chunk_texts, most_overlapping, overlap_summary, overlap_table
+    from evalcore.testset.power import needed, power_table
+    from evalcore.testset.remap import read_chunks
+
+    ts = read_testset(args.testset)
+    assert ts is not None
+    cov = coverage(ts, min_topic=args.min_topic)
+    runs = [_load_one(r) for r in (args.run, args.against) if r]
+    for run in runs:
+        if run.testset.sha256 != ts.sha256:
+            return _err(
+                f"run {run.manifest.run_id} answered another version of the test set "
+                f"({run.testset.sha256[:12]}, not {ts.sha256[:12]}): pass a run of this version"
+            )
+    frames = [r.retrieved for r in runs] + ([read_chunks(args.chunks)] if args.chunks else [])
+    ov = overlap_table(ts, chunk_texts(frames))
+    power = how = None
+    targets = []
+    if runs:
+        scores = score_run(runs[0])
+        other = score_run(runs[1]) if len(runs) > 1 else None
+        power, how = power_table(ts, scores, by=args.by, other=other)
+        targets = [needed(power, *_need(spec)) for spec in args.need or []]
+    if args.format == "json":
+        out = cov.as_dict() | {
+            "overlap": {
+                "summary": overlap_summary(ov).to_dicts(),
+                "most_overlapping": most_overlapping(ov).to_dicts(),
+            },
+            "power": None if power is None else {"by": args.by, "spread": how, "table": power.to_dicts()},
+            "needed": [t.__dict__ | {"sentence": t.sentence()} for t in targets],
+        }
+        print(json.dumps(out, indent=1, default=str))
+        return EXIT_OK
+    print(f"{ts.path}  version {ts.version}  {cov.questions} questions")
+    print(
+        f"  answerable {cov.answerable} (no labeled chunk yet: {cov.unlabeled}), unanswerable {cov.unanswerable}, "
+        f"must-pass {cov.must_pass}, held-out {cov.heldout}"
+    )
+    print(
+        f"  reference answers {cov.with_reference}, evidence spans {cov.with_evidence}, labeled chunks per "
+        f"question {cov.labeled_chunks or '-'}"
+    )
+    for name, table in cov.slices.items():
+        print(f"\nby {name}")
+        print(_table(table, "table"))
+    summary = overlap_summary(ov)
+    if not summary.is_empty():
+        print("\nquestion words found in the labeled chunk (overlap; high flatters keyword retrieval)")
+        print(_table(summary, "table"))
+        top = most_overlapping(ov, 5)
+        if not top.is_empty():
+            print("most overlapping synthetic questions (review these first)")
+            print(_table(top.select("qid", "overlap", "question"), "table"))
+    if power is not None:
+        print(f"\nsmallest detectable change (paired, alpha 0.05, power 0.8; spread {how}), by {args.by}")
+        wide = power.pivot(on="metric", index="slice", values="mde")
+        print(_table(wide, "table"))
+        for t in targets:
+            print(t.sentence())
+    else:
+        print(
+            "\n(pass --run RUN for the power of each slice, --against RUN2 to measure the spread from two runs)"
+        )
+    if cov.warnings:
+        print("\nwarnings")
+        for w in cov.warnings:
+            print(f"  - {w}")
+    return EXIT_OK
+
+
+def cmd_testset_diff(args: argparse.Namespace) -> int:
+    from evalcore.runs.testset import read_testset
+    from evalcore.testset.versions import diff, diff_counts
+
+    old, new = read_testset(args.old), read_testset(args.new)
+    assert old is not None and new is not None
+    table = diff(old, new)
+    if args.format == "json":
+        print(
+            json.dumps(
+                {
+                    "old": old.sha256,
+                    "new": new.sha256,
+                    "counts": diff_counts(table),
+                    "changes": table.to_dicts(),
+                },
+                indent=1,
+            )
+        )
+        return EXIT_OK
+    counts = diff_counts(table)
+    print(f"{old.path} ({old.version}) -> {new.path} ({new.version})")
+    print("  " + ", ".join(f"{n} {c}" for c, n in counts.items()))
+    if not table.is_empty():
+        print(_table(table, args.format))
+    return EXIT_OK
+
+
+def cmd_testset_remap(args: argparse.Namespace) -> int:
+    from evalcore.testset.remap import read_chunks, remap
+    from evalcore.testset.write import read_cases, write_version
+
+    result = remap(read_cases(args.testset), read_chunks(args.chunks), min_share=args.min_share)
+    sha = write_version(result.cases, args.out, source=args.testset)
+    counts = result.counts()
+    print(f"wrote {args.out} (version {sha[:12]}): " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    lost = result.unmapped
+    if not lost.is_empty():
+        print(f"{lost.height} question(s) whose labels did not all carry over (kept, listed here):")
+        print(_table(lost, "table"))
+    return EXIT_OK
+
+
 def cmd_probe(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
@@ -885,6 +1017,54 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples for the CIs")
     s.add_argument("--store", help=store_help)
     s.set_defaults(func=cmd_agreement)
+
+    s = sub.add_parser(
+        "testset", help="a test set's coverage and power, what changed, and labels for a new chunking"
+    )
+    tsub = s.add_subparsers(dest="testset_cmd", required=True, metavar="{stats,diff,remap}")
+    t = tsub.add_parser(
+        "stats", help="coverage, thin slices, synthetic overlap and (with --run) power per slice"
+    )
+    t.add_argument("testset", help="the test set (.jsonl)")
+    t.add_argument(
+        "--run", help="a run of this test set: its spread gives each slice's smallest detectable change"
+    )
+    t.add_argument(
+        "--against", help="a second run: the spread of the two runs' differences instead of an estimate"
+    )
+    t.add_argument("--by", default="topic", help="the tag power is reported per (default topic)")
+    t.add_argument(
+        "--need",
+        action="append",
+        metavar="METRIC:CHANGE[:SLICE]",
+        help="questions needed to detect this change, e.g. R@5:-0.02:billing (repeatable; needs --run)",
+    )
+    t.add_argument(
+        "--chunks", help="a chunk table (chunks.jsonl with text) to measure question/chunk overlap"
+    )
+    t.add_argument(
+        "--min-topic", type=int, default=10, help="warn about topics with fewer questions (default 10)"
+    )
+    t.add_argument("--format", choices=["table", "json"], default="table")
+    t.set_defaults(func=cmd_testset_stats)
+    t = tsub.add_parser("diff", help="questions added, removed, relabeled or edited between two versions")
+    t.add_argument("old")
+    t.add_argument("new")
+    t.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    t.set_defaults(func=cmd_testset_diff)
+    t = tsub.add_parser("remap", help="evidence spans to the chunk ids of a new chunking, as a new version")
+    t.add_argument("testset")
+    t.add_argument(
+        "--chunks", required=True, help="the new chunk table (chunks.jsonl), or a run folder holding one"
+    )
+    t.add_argument("--out", required=True, help="the new version's file (never an existing one)")
+    t.add_argument(
+        "--min-share",
+        type=float,
+        default=0.25,
+        help="share of a span a chunk must hold to take its label (default 0.25)",
+    )
+    t.set_defaults(func=cmd_testset_remap)
 
     s = sub.add_parser("import", help="convert TREC or Ragas files into a ragtriage test set + run")
     isub = s.add_subparsers(dest="source", required=True)

@@ -32,6 +32,8 @@ LAYERS: dict[str, int] = {
     "evalcore.judge": 4,
     "evalcore.gate": 5,
     "evalcore.calibration": 5,  # sessions are made from runs under a judge revision
+    "evalcore.testset": 4,  # works on a read test set and scored runs
+    "evalcore.signals": 5,  # production logs; promoted questions become test-set versions
     "evalcore.cli": 6,
 }
 # Within the base layer each module stands alone (DESIGN.md: they import no other evalcore module).
