@@ -23,6 +23,7 @@ PAGES = [
     ("pages/2_Compare.py", "Compare", ":material/compare_arrows:"),
     ("pages/3_Question.py", "Question", ":material/help:"),
     ("pages/4_Calibration.py", "Calibration", ":material/balance:"),
+    ("pages/5_Test_set.py", "Test set", ":material/checklist:"),
 ]
 
 

@@ -167,3 +167,21 @@ class CalibrationView(View):
     mode: str = _param("cal_mode", "Label", expect="'Label' or 'Agreement'")
     judge: str | None = _param("cal_judge", expect="a judge revision id of the session's run")
     by: str | None = _param("cal_by", expect="a tag of this test set")
+
+
+TESTSET_MODES = ("Coverage", "Power", "Overlap", "Versions")
+
+
+@dataclass(frozen=True)
+class TestSetView(View):
+    __test__ = False
+    page: ClassVar[str] = "testset"
+    mode: str = _param("ts_mode", "Coverage", expect="'Coverage', 'Power', 'Overlap' or 'Versions'")
+    run: str | None = _param("ts_run")
+    against: str | None = _param("ts_against")
+    by: str = _param("ts_by", "topic", expect="a tag of this test set")
+    metric: str = _param("ts_metric", "R@5")
+    change: float = _param("ts_change", -0.02, parse=float, expect="a number such as -0.02 (a 2-point drop)")
+    slice: str = _param("ts_slice", "all")
+    old: str | None = _param("ts_old")
+    new: str | None = _param("ts_new")

@@ -1,0 +1,96 @@
+"""The Test set page's data: coverage, power, overlap, versions and diffs, each computed by
+evalcore.testset and cached here (the page only lays them out)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import streamlit as st
+
+from dashboard.data import Key, _load, scores
+from evalcore.errors import Problems
+from evalcore.runs.testset import TestSet, read_testset
+from evalcore.testset.coverage import Coverage, coverage
+from evalcore.testset.overlap import HIGH, chunk_texts, most_overlapping, overlap_summary, overlap_table
+from evalcore.testset.power import DEFAULT_METRICS, SliceTarget, needed, power_table
+from evalcore.testset.versions import answered_versions, diff, diff_counts
+
+__all__ = ["DEFAULT_METRICS", "HIGH", "diff_counts"]
+
+
+def testset(folder: str, run_id: str, key: Key) -> TestSet:
+    return _load(folder, key).runs[run_id].testset
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def coverage_of(folder: str, run_id: str, min_topic: int, key: Key) -> Coverage:
+    return coverage(testset(folder, run_id, key), min_topic=min_topic)
+
+
+@st.cache_data(show_spinner="Measuring each slice's power…", max_entries=64)
+def power_of(folder: str, run_id: str, against: str | None, by: str, key: Key) -> tuple[pl.DataFrame, str]:
+    other = scores(folder, against, key) if against else None
+    return power_table(testset(folder, run_id, key), scores(folder, run_id, key), by=by, other=other)
+
+
+def mde_wide(table: pl.DataFrame) -> pl.DataFrame:
+    """One row per slice, one column per metric: the smallest detectable change, with the slice's
+    scored-question count of the first metric for context."""
+    n = table.group_by("slice").agg(pl.col("n").max().alias("questions"))
+    wide = table.pivot(on="metric", index="slice", values="mde")
+    return n.join(wide, on="slice").sort(pl.col("slice") != "all", "slice")
+
+
+def target(table: pl.DataFrame, metric: str, delta: float, slice_: str) -> SliceTarget:
+    return needed(table, metric, delta, slice_)
+
+
+@st.cache_data(show_spinner="Measuring question/chunk overlap…", max_entries=16)
+def overlap_of(folder: str, run_ids: tuple[str, ...], key: Key) -> pl.DataFrame:
+    runs = _load(folder, key).runs
+    return overlap_table(runs[run_ids[-1]].testset, chunk_texts(runs[r].retrieved for r in run_ids))
+
+
+def overlap_parts(table: pl.DataFrame, n: int = 15) -> tuple[pl.DataFrame, pl.DataFrame]:
+    return overlap_summary(table), most_overlapping(table, n)
+
+
+def versions_of(folder: str, run_ids: tuple[str, ...], key: Key) -> pl.DataFrame:
+    runs = _load(folder, key).runs
+    table = answered_versions(runs[r] for r in run_ids)
+    root = Path(folder)
+    return table.with_columns(
+        pl.col("file").map_elements(lambda f: _relative(f, root), return_dtype=pl.String)
+    )
+
+
+def _relative(path: str, root: Path) -> str:
+    p = Path(path)
+    return str(p.relative_to(root)) if p.is_relative_to(root) else str(p)
+
+
+def versions_on_disk(folder: str, run_id: str, key: Key) -> dict[str, str]:
+    """The test-set files beside this run's test set (new versions are written there), file name ->
+    path, newest first: every ``*.jsonl`` in that folder that reads as a test set. A link names a
+    version by its file name, checked against this list: it cannot make the app read another file."""
+    here = testset(folder, run_id, key).path
+    out = {}
+    for p in sorted(here.parent.glob("*.jsonl"), key=lambda q: q.stat().st_mtime, reverse=True):
+        if read_testset(p, Problems()) is not None:
+            out[p.name] = str(p)
+    return out
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def diff_of(old: str, new: str, stamp: tuple[float, ...]) -> tuple[pl.DataFrame, dict[str, int]] | str:
+    """What changed from ``old`` to ``new`` (``stamp``: their mtimes, so an edit is seen), or why not."""
+    a, b = read_testset(old, Problems()), read_testset(new, Problems())
+    if a is None or b is None:
+        return f"{Path(old if a is None else new).name} does not read as a test set: `evalcore validate` says why"
+    table = diff(a, b)
+    return table, diff_counts(table)
+
+
+def stamp(*paths: str) -> tuple[float, ...]:
+    return tuple(Path(p).stat().st_mtime for p in paths)

@@ -1,0 +1,98 @@
+"""The Test set page as its owner uses it (AppTest): coverage gaps, the power of each slice and the
+questions a change needs, synthetic overlap, and the diff of two versions on disk."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from helpers import ROOT, SAMPLE
+from tests.dashboard.test_pages import texts
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches() -> None:
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def page(runs: Path, monkeypatch: pytest.MonkeyPatch, **params: str) -> AppTest:
+    monkeypatch.setenv("RAGTRIAGE_RUNS", str(runs))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.switch_page("pages/5_Test_set.py")
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def all_text(at: AppTest) -> str:
+    return texts(at) + "\n" + "\n".join(x.value for x in at.success)
+
+
+def test_coverage_shows_counts_and_gaps(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = page(SAMPLE, monkeypatch)
+    assert [m.value for m in at.metric][:4] == ["146", "22", str(_must_pass()), "26"]
+    seen = all_text(at)
+    assert "topic 'auth' has 1 question(s), fewer than 10" in seen
+    assert "type 'identifier': 46 synthetic question(s) outnumber 12 real one(s)" in seen
+    topic = next(df for df in at.dataframe if "billing" in df.value["value"].to_list())
+    assert dict(zip(topic.value["value"], topic.value["questions"], strict=True))["billing"] == 29
+
+
+def _must_pass() -> int:
+    return sum(
+        json.loads(line).get("must_pass", False)
+        for line in (SAMPLE / "testset.jsonl").read_text().splitlines()
+    )
+
+
+def test_power_per_slice_and_questions_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = page(SAMPLE, monkeypatch, mode="Power", by="topic")
+    wide = at.dataframe[0].value
+    assert list(wide.columns)[:2] == ["slice", "questions"]
+    assert wide["slice"].iloc[0] == "all"
+    assert "estimated from one run's spread" in texts(at)
+    at.selectbox(key="ts_slice").select("billing")
+    at.number_input(key="ts_change").set_value(-0.02).run()
+    sentence = next(x.value for x in at.info if "you need about" in x.value).replace("\\", "")
+    assert sentence.startswith("to see a 2-point drop in R@5 on billing you need about ")
+    assert sentence.endswith("you have 25")
+    # measured against a second run instead of estimated; the URL keeps it
+    at.selectbox(key="ts_against").select("2026-10-19-hybrid").run()
+    assert "measured from two runs' per-question differences" in texts(at)
+    assert at.query_params["against"] == "2026-10-19-hybrid"
+
+
+def test_overlap_lists_the_synthetic_questions_to_review(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = page(SAMPLE, monkeypatch, mode="Overlap")
+    summary = at.dataframe[0].value.set_index("source")
+    assert summary.loc["synthetic", "median"] > summary.loc["real", "median"]
+    top = at.dataframe[1].value
+    assert len(top) == 15 and top["overlap"].is_monotonic_decreasing
+
+
+def test_versions_diff_two_files_and_a_link_cannot_name_another_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(SAMPLE, runs)
+    rows = [json.loads(line) for line in (runs / "testset.jsonl").read_text().splitlines()]
+    rows[1]["relevant"] = {"billing/plans#02": 1}
+    rows.append({**rows[0], "qid": "hv-new"})
+    (runs / "testset.v2.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    at = page(runs, monkeypatch, mode="Versions", old="testset.jsonl", new="testset.v2.jsonl")
+    assert at.dataframe[0].value["current"].all()
+    seen = all_text(at)
+    assert "1 added, 0 removed, 1 relabeled, 0 edited" in seen
+    changes = at.dataframe[1].value
+    assert set(changes["qid"]) == {"hv-new", "hv-002"}
+    at = page(runs, monkeypatch, mode="Versions", old="../../etc/passwd")
+    assert "is not a test-set file beside this test set" in all_text(at)
