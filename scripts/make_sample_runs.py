@@ -1,4 +1,4 @@
-"""Generate sample_runs/: Harbor Vault's docs, a ~150-question test set and four runs.
+"""Generate sample_runs/: Harbor Vault's docs, a ~150-question test set, four runs and a production log.
 
 Deterministic (seeded, no clock), so the committed files are reproducible:
 
@@ -910,8 +910,12 @@ def main() -> None:
                     cost_usd=round(0.003 + 0.00001 * len(str(gen["answer"])), 5),
                     **gen,
                 )
+    from make_sample_log import write_log  # it builds on this module's retriever
+
+    n_log = write_log(out / "logs" / "production.jsonl")
     print(
-        f"wrote {len(docs)} documents, {len(chunks)} chunks, {len(cases)} questions, {len(SYSTEMS)} runs to {out}"
+        f"wrote {len(docs)} documents, {len(chunks)} chunks, {len(cases)} questions, {len(SYSTEMS)} runs "
+        f"and a production log of {n_log} lines to {out}"
     )
 
 

@@ -33,7 +33,8 @@ from evalcore.store.labels import ANSWER_ITEM, judge_key
 
 CLAIM_LABELS = ("SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED", "unsure")
 ANSWER_LABELS = ("correct", "partially_correct", "incorrect", "unsure")
-TARGETS = {"claims": CLAIM_LABELS, "answers": ANSWER_LABELS}
+# "production": a whole logged answer, judged for faithfulness (there is no reference answer).
+TARGETS = {"claims": CLAIM_LABELS, "answers": ANSWER_LABELS, "production": CLAIM_LABELS}
 
 RUBRIC_VERSION = "rubric-v1"
 RUBRICS = {
@@ -47,6 +48,12 @@ RUBRICS = {
         "Compare the answer with the reference answer. correct: it says what the reference says "
         "(wording may differ). partially_correct: part of it is right, part missing or wrong. "
         "incorrect: it is wrong or answers something else. unsure: you cannot tell; say why."
+    ),
+    "production": (
+        "Read the answer, then the chunks the system retrieved. SUPPORTED: everything the answer states "
+        "is stated in a chunk. NOT_SUPPORTED: some statement is in no chunk, even if it is true in the "
+        "world. CONTRADICTED: a chunk states the opposite of something the answer says. unsure: you "
+        "cannot tell; say why in the rationale."
     ),
 }
 
@@ -65,7 +72,7 @@ class SessionSpec:
 def candidates(run: Run, target: str) -> list[dict[str, Any]]:
     """Every item a session of ``target`` could hold, from ``run`` as its judge saw it: ``qid,
     claim_idx, payload, judge_label, low`` (``low``: the judge scored it low)."""
-    if target not in TARGETS:
+    if target not in ("claims", "answers"):  # "production" sessions are made from logs (signals.review)
         msg = f"target must be 'claims' or 'answers', not {target!r}"
         raise ValueError(msg)
     cases = {

@@ -264,6 +264,64 @@ class ResultRecord(_Strict):
         return v
 
 
+# --------------------------------------------------------------------------- production logs
+
+
+class LogChunk(BaseModel):
+    """A chunk the production system retrieved. Unknown keys are kept out of the way, not refused."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    chunk_id: NonEmptyStr
+    score: float | None = None
+    source: str | None = Field(default=None, description="which retriever found it: keyword, vector, ...")
+    doc_id: str | None = None
+    text: str | None = None
+
+
+class Feedback(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    thumb: Literal["up", "down"] | None = None
+    reason: str | None = None
+
+
+class Behaviour(BaseModel):
+    """What the user did next; each left out when the product does not record it."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    rephrased: StrictBool | None = Field(
+        default=None, description="asked the same thing again in other words"
+    )
+    opened_source: StrictBool | None = Field(default=None, description="opened a cited source")
+    copied: StrictBool | None = Field(default=None, description="copied the answer")
+    asked_for_person: StrictBool | None = Field(default=None, description="asked for a human")
+
+
+class LogRecord(BaseModel):
+    """One line of a production log (JSON Lines): one question answered in production. Keys this
+    format does not name are ignored, so a log written for other tools can be read as it is."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    conversation_id: NonEmptyStr
+    time: datetime = Field(description="when the question was asked (ISO 8601; UTC when no offset)")
+    question: NonEmptyStr
+    retrieved: list[LogChunk] = Field(default_factory=list)
+    answer: str | None = None
+    abstained: StrictBool | None = Field(
+        default=None, description="did the system decline; inferred from the answer text if absent"
+    )
+    keyword_hits: StrictInt | None = Field(
+        default=None,
+        ge=0,
+        description="results of the keyword retriever alone (0: keyword search found nothing)",
+    )
+    feedback: Feedback | None = None
+    behaviour: Behaviour | None = None
+
+
 def json_schemas() -> dict[str, Any]:
     """JSON Schemas of every file, keyed by file name."""
     return {
@@ -271,4 +329,5 @@ def json_schemas() -> dict[str, Any]:
         "run.json": RunManifest.model_json_schema(),
         "results.jsonl (one object per line)": ResultRecord.model_json_schema(),
         "chunks.jsonl (one object per line, optional)": Chunk.model_json_schema(),
+        "production log (one object per line)": LogRecord.model_json_schema(),
     }

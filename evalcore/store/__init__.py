@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.errors import SetupError
+from evalcore.store.candidates import CandidateStore
 from evalcore.store.db import Postgres, connect, is_url
 from evalcore.store.labels import LabelStore
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Each version's statements, applied in order to a store that is older ("migrated forward on open").
 # ``{id}`` is the database's auto-numbered primary key. Never edit a released version: add one.
@@ -145,6 +146,33 @@ MIGRATIONS: dict[int, list[str]] = {
             created TEXT NOT NULL
         )""",
     ],
+    # Test-set candidates: synthetic questions and promoted production questions wait here for a
+    # person; decisions are appended (the latest in force), so nothing a reviewer did is lost.
+    4: [
+        """CREATE TABLE candidates (
+            id {id},
+            testset TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            ref TEXT NOT NULL,
+            case_json TEXT NOT NULL,
+            overlap REAL,
+            detail TEXT NOT NULL,
+            cache_key TEXT,
+            created TEXT NOT NULL
+        )""",
+        """CREATE INDEX candidates_by_testset ON candidates (testset, origin)""",
+        """CREATE INDEX candidates_by_key ON candidates (cache_key)""",
+        """CREATE TABLE candidate_decisions (
+            id {id},
+            candidate_id INTEGER NOT NULL REFERENCES candidates(id),
+            decision TEXT NOT NULL,
+            case_json TEXT,
+            decided_by TEXT,
+            note TEXT,
+            created TEXT NOT NULL
+        )""",
+        """CREATE INDEX decisions_by_candidate ON candidate_decisions (candidate_id)""",
+    ],
 }
 
 
@@ -192,7 +220,7 @@ class Verdict:
     cached: bool = False  # taken from an earlier identical judgment, not paid for again
 
 
-class Store(LabelStore):
+class Store(LabelStore, CandidateStore):
     """The store, on SQLite (a path) or PostgreSQL (a ``postgresql://`` URL). Safe to share between
     threads; several processes — several dashboards — may write at once."""
 

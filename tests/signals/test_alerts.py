@@ -1,0 +1,69 @@
+"""No-answer alerts on synthetic series: a rise, a drop to zero, and normal noise that must not alert."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import polars as pl
+
+from evalcore.signals.alerts import (
+    daily_counts,
+    detect,
+    keyword_found_nothing,
+    low_top_scores,
+    no_answer_series,
+)
+from evalcore.signals.logs import read_log
+from helpers import SAMPLE
+
+
+def series(n: list[int], k: list[int]) -> pl.DataFrame:
+    start = [dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(days=i) for i in range(len(n))]
+    return pl.DataFrame({"start": start, "questions": n, "no_answer": k}).with_columns(
+        (pl.col("no_answer") / pl.col("questions")).alias("rate")
+    )
+
+
+def test_a_rise_alerts_on_its_day() -> None:
+    rng = np.random.default_rng(3)
+    n = [120] * 20
+    k = list(rng.binomial(120, 0.1, size=20))
+    k[14] = 40  # an index problem: a third declined
+    alerts = detect(series(n, k))
+    assert [(a.kind, a.start) for a in alerts] == [("rise", "2026-01-15")]
+    assert "rose to 33%" in alerts[0].message() and "index" in alerts[0].message()
+
+
+def test_a_fall_to_zero_alerts() -> None:
+    rng = np.random.default_rng(4)
+    k = list(rng.binomial(120, 0.12, size=15))
+    k[12:] = [0, 0, 0]  # the system started guessing
+    alerts = detect(series([120] * 15, k))
+    assert [a.kind for a in alerts] == ["zero", "zero", "zero"]
+    assert "guessing" in alerts[0].message()
+
+
+def test_normal_noise_does_not_alert() -> None:
+    rng = np.random.default_rng(5)
+    alarms = periods = 0
+    for p in (0.05, 0.2, 0.4):
+        for _ in range(200):
+            n = rng.integers(60, 150, size=60)
+            alarms += len(detect(series(list(n), list(rng.binomial(n, p)))))
+            periods += 60
+    assert alarms / periods < 1 / 2000, (alarms, periods)
+
+
+def test_the_planted_incident_in_the_sample_log() -> None:
+    log = read_log(SAMPLE / "logs" / "production.jsonl")
+    alerts = detect(no_answer_series(log.interactions))
+    assert [(a.kind, a.start) for a in alerts] == [("rise", "2026-11-19")]
+    low, threshold = low_top_scores(log.interactions)
+    assert threshold is not None
+    per_day = low.group_by(pl.col("time").dt.date().alias("d")).len().sort("len", descending=True)
+    assert {str(d) for d in per_day["d"][:2]} == {"2026-11-19", "2026-11-20"}  # the missing documents
+    assert keyword_found_nothing(log.interactions).height > 0
+    counts = daily_counts(log.interactions)
+    down = counts.filter(pl.col("signal") == "thumbs down").sort("count", descending=True)
+    assert str(down["start"][0].date()) in {"2026-11-19", "2026-11-20"}
