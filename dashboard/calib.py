@@ -70,8 +70,10 @@ def keys_table() -> pl.DataFrame:
 
 
 def sessions(test_run_ids: list[str]) -> list[SessionRow]:
-    """The store's sessions on runs of this test set, newest first."""
-    return [s for s in reversed(store().sessions()) if s.run_id in test_run_ids]
+    """The store's sessions on runs of this test set, and reviews of production logs, newest first."""
+    return [
+        s for s in reversed(store().sessions()) if s.run_id in test_run_ids or s.run_id.startswith("log:")
+    ]
 
 
 def judges_of(folder: str, run_id: str, key: Key) -> list[str]:

@@ -24,6 +24,7 @@ PAGES = [
     ("pages/3_Question.py", "Question", ":material/help:"),
     ("pages/4_Calibration.py", "Calibration", ":material/balance:"),
     ("pages/5_Test_set.py", "Test set", ":material/checklist:"),
+    ("pages/6_Signals.py", "Signals", ":material/monitoring:"),
 ]
 
 

@@ -185,3 +185,15 @@ class TestSetView(View):
     slice: str = _param("ts_slice", "all")
     old: str | None = _param("ts_old")
     new: str | None = _param("ts_new")
+
+
+SIGNALS_MODES = ("Monitor", "Review", "Promote")
+
+
+@dataclass(frozen=True)
+class SignalsView(View):
+    page: ClassVar[str] = "signals"
+    log: str | None = _param("sig_log")
+    mode: str = _param("sig_mode", "Monitor", expect="'Monitor', 'Review' or 'Promote'")
+    every: str = _param("sig_every", "1d", expect="'1h', '6h', '1d' or '1w'")
+    line: int | None = _param("sig_line", parse=int, expect="a line number of the log")

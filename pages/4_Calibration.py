@@ -154,6 +154,8 @@ st.caption(
 def show_item(payload: dict, target: str) -> None:
     """What a labeler sees: question, answer, the claim and where the judge located it — never a verdict."""
     st.markdown("**Question:** " + md_escape(payload.get("question")))
+    if target == "production" and payload.get("time"):
+        st.caption(f"Asked in production at {md_escape(payload['time'])}")
     if target == "answers":
         st.markdown("**Reference answer:** " + md_escape(payload.get("reference") or "(none)"))
     st.markdown("**Answer:** " + md_escape(payload.get("answer")))
@@ -185,7 +187,9 @@ if mode == "Label":
         st.stop()
     who = labeler.strip()
     last = st.session_state.pop("cal_last", None)
-    if last:
+    if last and last["judge"] is None:  # a production review: no judge verdict to show yet
+        st.success(f"Saved: you said **{last['label']}**.", icon=":material/check:")
+    elif last:
         agree = last["label"] == last["judge"]
         text = f"Saved: you said **{last['label']}**; the judge said **{last['judge']}**" + (
             " — you agree." if agree else " — you disagree."

@@ -117,8 +117,9 @@ def keyword_found_nothing(interactions: pl.DataFrame) -> pl.DataFrame:
 
 
 def daily_counts(interactions: pl.DataFrame, every: str = "1d") -> pl.DataFrame:
-    """Per period: questions, thumbs up and down, each behaviour, low-retrieval and keyword-empty
-    questions — the long form (``start, signal, count``) a chart draws one line per signal from."""
+    """Per period and signal (thumbs up and down, each behaviour, low-retrieval and keyword-empty
+    questions): ``start, questions, signal, count, share`` (count / questions: weekends and quiet
+    hours compare with busy ones) — the long form a chart draws one line per signal from."""
     _, fence = low_top_scores(interactions)
     low = (pl.col("top_score") <= fence) if fence is not None else pl.lit(False)
     wide = (
@@ -134,7 +135,8 @@ def daily_counts(interactions: pl.DataFrame, every: str = "1d") -> pl.DataFrame:
         )
         .rename({"time": "start"})
     )
-    return wide.unpivot(index="start", variable_name="signal", value_name="count")
+    long = wide.unpivot(index=["start", "questions"], variable_name="signal", value_name="count")
+    return long.with_columns((pl.col("count") / pl.col("questions")).alias("share"))
 
 
 def review_sample(
