@@ -602,6 +602,45 @@ def cmd_testset_remap(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_signals(args: argparse.Namespace) -> int:
+    from evalcore.signals.alerts import detect, keyword_found_nothing, low_top_scores, no_answer_series
+    from evalcore.signals.logs import read_log
+
+    log = read_log(args.log)
+    _print_problems(log.problems)
+    df = log.interactions
+    series = no_answer_series(df, args.every)
+    alerts = detect(series)
+    low, threshold = low_top_scores(df)
+    keyword = keyword_found_nothing(df)
+    if args.format == "json":
+        out = {
+            "log": str(log.path),
+            "questions": df.height,
+            "bad_lines": log.bad_lines,
+            "alerts": [a.__dict__ | {"message": a.message()} for a in alerts],
+            "no_answer": series.to_dicts(),
+            "low_top_score": {"threshold": threshold, "questions": low.height},
+            "keyword_found_nothing": keyword.height,
+            "thumbs": {"up": int((df["thumb"] == "up").sum()), "down": int((df["thumb"] == "down").sum())},
+        }
+        print(json.dumps(out, indent=1, default=str))
+    else:
+        print(f"{log.path}: {df.height:,} question(s) read, {log.bad_lines} bad line(s) left out")
+        if df.height:
+            print(
+                f"  no-answer rate {float(df.select(pl.col('abstained').mean()).item() or 0.0):.1%} overall; thumbs up "
+                f"{int((df['thumb'] == 'up').sum())}, down {int((df['thumb'] == 'down').sum())}; "
+                f"weakest retrievals (top score <= {threshold if threshold is None else round(threshold, 3)}): "
+                f"{low.height}; keyword search found nothing: {keyword.height}"
+            )
+        for a in alerts:
+            print(f"  ALERT {a.message()}")
+        if not alerts and df.height:
+            print("  no alert: the no-answer rate moved within its usual noise")
+    return EXIT_FAIL if alerts and args.fail_on_alert else EXIT_OK
+
+
 def cmd_probe(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
@@ -1066,6 +1105,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.set_defaults(func=cmd_testset_remap)
 
+    s = sub.add_parser(
+        "signals", help="a production log: bad lines, the no-answer rate and its alerts, weak retrievals"
+    )
+    s.add_argument("log", help="the log (JSON Lines; docs/signals.md)")
+    s.add_argument(
+        "--every", default="1d", help="the period of the no-answer rate: 1h, 6h, 1d, 1w (default 1d)"
+    )
+    s.add_argument(
+        "--fail-on-alert", action="store_true", help="exit 1 when an alert is raised (for a scheduled job)"
+    )
+    s.add_argument("--format", choices=["table", "json"], default="table")
+    s.set_defaults(func=cmd_signals)
     s = sub.add_parser("import", help="convert TREC or Ragas files into a ragtriage test set + run")
     isub = s.add_subparsers(dest="source", required=True)
     out_help = (

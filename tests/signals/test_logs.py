@@ -68,3 +68,26 @@ def test_an_empty_log_is_an_error_not_a_crash(tmp_path: Path) -> None:
     path.write_text("")
     log = read_log(path)
     assert log.interactions.is_empty() and "empty" in log.problems[0].message
+
+
+def test_a_number_where_a_time_belongs_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_text(line() + "\n" + line(time=1764000000) + "\n" + line(conversation_id="c3") + "\n")
+    log = read_log(path)
+    assert log.interactions["line"].to_list() == [1, 3]
+    assert [p.line for p in log.problems] == [2]
+
+
+def test_cli_signals_names_bad_lines_and_the_alert(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from evalcore.cli import main
+
+    lines = (SAMPLE / "logs" / "production.jsonl").read_text().splitlines()
+    lines[4] = lines[4][:30]
+    path = tmp_path / "prod.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["signals", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "prod.jsonl:5: error: not valid JSON" in captured.err
+    assert f"{len(lines) - 1:,} question(s) read, 1 bad line(s) left out" in captured.out
+    assert "ALERT 2026-11-19: the no-answer rate rose to 42%" in captured.out
+    assert main(["signals", str(path), "--fail-on-alert"]) == 1
