@@ -4,16 +4,21 @@ evalcore.testset and cached here (the page only lays them out)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import streamlit as st
 
-from dashboard.data import Key, _load, scores
+from dashboard.data import Key, _load, scores, store
 from evalcore.errors import Problems
+from evalcore.judge.client import JudgeConfig
 from evalcore.runs.testset import TestSet, read_testset
+from evalcore.store.candidates import Candidate
+from evalcore.testset import synth
 from evalcore.testset.coverage import Coverage, coverage
 from evalcore.testset.overlap import HIGH, chunk_texts, most_overlapping, overlap_summary, overlap_table
 from evalcore.testset.power import DEFAULT_METRICS, SliceTarget, needed, power_table
+from evalcore.testset.review import write_accepted
 from evalcore.testset.versions import answered_versions, diff, diff_counts
 
 __all__ = ["DEFAULT_METRICS", "HIGH", "diff_counts"]
@@ -94,3 +99,40 @@ def diff_of(old: str, new: str, stamp: tuple[float, ...]) -> tuple[pl.DataFrame,
 
 def stamp(*paths: str) -> tuple[float, ...]:
     return tuple(Path(p).stat().st_mtime for p in paths)
+
+
+# ---- the review queue (synthetic questions; promoted production questions arrive accepted)
+
+
+def queue(testset_sha: str) -> list[Candidate]:
+    return store().candidates(testset=testset_sha)
+
+
+def decide(candidate_id: int, decision: str, case: dict[str, Any] | None, by: str) -> None:
+    store().decide(candidate_id, decision, case=case, by=by.strip() or None)
+
+
+def write_reviewed(testset_path: Path, by: str) -> tuple[Path, str, int]:
+    return write_accepted(store(), testset_path, by=by.strip() or None)
+
+
+def corpus_of(folder: str) -> Path | None:
+    """The corpus questions are written from: ``corpus/documents.jsonl`` in the runs folder."""
+    path = Path(folder) / "corpus" / "documents.jsonl"
+    return path if path.is_file() else None
+
+
+def synth_estimate(corpus: Path, n: int, multi: float, unanswerable: float) -> str:
+    return synth.estimate(synth.plan(synth.chunks_from_corpus(corpus), n, multi=multi, unanswerable=unanswerable),
+                          JudgeConfig(), store())  # fmt: skip
+
+
+def generate(
+    corpus: Path, testset_sha: str, n: int, multi: float, unanswerable: float, api_key: str | None, tick: Any
+) -> synth.SynthResult:
+    planned = synth.plan(synth.chunks_from_corpus(corpus), n, multi=multi, unanswerable=unanswerable)
+    return synth.synthesize(store(), testset_sha, planned, JudgeConfig(), api_key=api_key, on_done=tick)
+
+
+def high_overlap(c: Candidate) -> bool:
+    return c.overlap is not None and c.overlap >= HIGH

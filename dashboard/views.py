@@ -169,14 +169,14 @@ class CalibrationView(View):
     by: str | None = _param("cal_by", expect="a tag of this test set")
 
 
-TESTSET_MODES = ("Coverage", "Power", "Overlap", "Versions")
+TESTSET_MODES = ("Coverage", "Power", "Overlap", "Versions", "Review")
 
 
 @dataclass(frozen=True)
 class TestSetView(View):
     __test__ = False
     page: ClassVar[str] = "testset"
-    mode: str = _param("ts_mode", "Coverage", expect="'Coverage', 'Power', 'Overlap' or 'Versions'")
+    mode: str = _param("ts_mode", "Coverage", expect="'Coverage', 'Power', 'Overlap', 'Versions' or 'Review'")
     run: str | None = _param("ts_run")
     against: str | None = _param("ts_against")
     by: str = _param("ts_by", "topic", expect="a tag of this test set")

@@ -641,6 +641,83 @@ def cmd_signals(args: argparse.Namespace) -> int:
     return EXIT_FAIL if alerts and args.fail_on_alert else EXIT_OK
 
 
+def cmd_synth(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from evalcore.judge.client import JudgeConfig
+    from evalcore.runs.testset import read_testset
+    from evalcore.store import Store
+    from evalcore.testset.remap import read_chunks
+    from evalcore.testset.synth import chunks_from_corpus, chunks_from_table, estimate, plan, synthesize
+
+    ts = read_testset(args.testset)
+    assert ts is not None
+    chunks = chunks_from_corpus(args.corpus) if args.corpus else chunks_from_table(read_chunks(args.chunks))
+    if not chunks:
+        return _err("no chunk with text to write questions from")
+    config = JudgeConfig()
+    if args.model:
+        config = replace(config, model=args.model)
+    if args.concurrency:
+        config = replace(config, concurrency=args.concurrency)
+    planned = plan(chunks, args.n, multi=args.multi_chunk, unanswerable=args.unanswerable, seed=args.seed)
+    with Store(args.store) as store:
+        print(estimate(planned, config, store))
+        if args.dry_run:
+            return EXIT_OK
+        got = synthesize(store, ts.sha256, planned, config)
+    print(
+        f"{got.queued} question(s) queued for review ({got.cached} from the cache) for {ts.path.name} "
+        f"version {ts.version}; none is in the test set until a person accepts it (the Test set page's "
+        f"Review view, then `evalcore testset write {args.testset}`)"
+    )
+    for f in got.failed:
+        print(f"  failed: {f}", file=sys.stderr)
+    return EXIT_OK if not got.failed else EXIT_FAIL
+
+
+def cmd_testset_queue(args: argparse.Namespace) -> int:
+    from evalcore.runs.testset import read_testset
+    from evalcore.store import Store
+
+    ts = read_testset(args.testset)
+    assert ts is not None
+    with Store(args.store) as store:
+        cands = store.candidates(testset=ts.sha256)
+    rows = [
+        {
+            "id": c.id,
+            "origin": c.origin,
+            "status": c.status,
+            "overlap": c.overlap,
+            "question": c.final["question"],
+        }
+        for c in cands
+    ]
+    table = pl.DataFrame(rows, schema={"id": pl.Int64, "origin": pl.String, "status": pl.String,
+                                       "overlap": pl.Float64, "question": pl.String})  # fmt: skip
+    if args.format == "json":
+        print(json.dumps(rows, indent=1))
+        return EXIT_OK
+    counts = dict(table.group_by("status").len().iter_rows()) if rows else {}
+    print(f"{ts.path.name} version {ts.version}: {len(rows)} candidate(s) " + str(counts))
+    if rows:
+        print(_table(table, "table"))
+    return EXIT_OK
+
+
+def cmd_testset_write(args: argparse.Namespace) -> int:
+    from evalcore.store import Store
+    from evalcore.testset.review import write_accepted
+
+    with Store(args.store) as store:
+        out, sha, added = write_accepted(store, args.testset, args.out, by=os.environ.get("USER"))
+    print(
+        f"wrote {out} (version {sha[:12]}): {args.testset} plus {added} accepted case(s); the old file is untouched"
+    )
+    return EXIT_OK
+
+
 def cmd_probe(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
@@ -1060,7 +1137,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "testset", help="a test set's coverage and power, what changed, and labels for a new chunking"
     )
-    tsub = s.add_subparsers(dest="testset_cmd", required=True, metavar="{stats,diff,remap}")
+    tsub = s.add_subparsers(dest="testset_cmd", required=True, metavar="{stats,diff,remap,queue,write}")
     t = tsub.add_parser(
         "stats", help="coverage, thin slices, synthetic overlap and (with --run) power per slice"
     )
@@ -1117,6 +1194,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--format", choices=["table", "json"], default="table")
     s.set_defaults(func=cmd_signals)
+    t = tsub.add_parser("queue", help="candidates waiting for review (synthetic, promoted) and their status")
+    t.add_argument("testset")
+    t.add_argument("--store", help=store_help)
+    t.add_argument("--format", choices=["table", "json"], default="table")
+    t.set_defaults(func=cmd_testset_queue)
+    t = tsub.add_parser("write", help="accepted candidates appended to a new version of the test set")
+    t.add_argument("testset")
+    t.add_argument(
+        "--out", help="the new file (default <name>.reviewed.jsonl beside it; never an existing one)"
+    )
+    t.add_argument("--store", help=store_help)
+    t.set_defaults(func=cmd_testset_write)
+    s = sub.add_parser("synth", help="synthetic questions from chunks by the judge model, queued for review")
+    src = s.add_mutually_exclusive_group(required=True)
+    src.add_argument("--corpus", help="documents.jsonl (doc_id, text): cut into paragraphs")
+    src.add_argument("--chunks", help="a chunk table (chunks.jsonl with text), or a run folder holding one")
+    s.add_argument(
+        "--testset", required=True, help="the test set the questions are for (they wait in its queue)"
+    )
+    s.add_argument("--n", type=int, default=20, help="questions to write (default 20)")
+    s.add_argument("--multi-chunk", type=float, default=0.2, help="share needing two chunks (default 0.2)")
+    s.add_argument(
+        "--unanswerable", type=float, default=0.1, help="share the chunks do not answer (default 0.1)"
+    )
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--model", help="the model (default: the judge's pinned model)")
+    s.add_argument("--concurrency", type=int)
+    s.add_argument("--dry-run", action="store_true", help="print the estimate and stop")
+    s.add_argument("--store", help=store_help)
+    s.set_defaults(func=cmd_synth)
     s = sub.add_parser("import", help="convert TREC or Ragas files into a ragtriage test set + run")
     isub = s.add_subparsers(dest="source", required=True)
     out_help = (

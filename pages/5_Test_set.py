@@ -7,8 +7,8 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from dashboard import health
-from dashboard.frame import complain, need_runs, setup
+from dashboard import data, health
+from dashboard.frame import complain, need_runs, rejudge_key_field, setup
 from dashboard.render import md_code, md_escape
 from dashboard.views import TESTSET_MODES, TestSetView
 
@@ -137,6 +137,88 @@ elif mode == "Overlap":
         st.subheader("Most overlapping synthetic questions")
         st.caption("Review these first: keep the ones a user would really ask, reword or discard the rest.")
         st.dataframe(top.select("qid", "overlap", "question", "chunks", "topic"), hide_index=True)
+
+elif mode == "Review":
+    st.caption(
+        "Synthetic questions wait here until a person accepts (edited if need be) or discards each; "
+        "production questions promoted on the Signals page arrive accepted. Accepted ones are written "
+        "into a new version of the test set, beside the old file."
+    )
+    corpus = health.corpus_of(frame.fkey)
+    with st.expander("Write synthetic questions", icon=":material/auto_awesome:", expanded=False):
+        if corpus is None:
+            st.info("No corpus/documents.jsonl in the runs folder: use `evalcore synth --chunks CHUNKS`.")
+        else:
+            g1, g2, g3 = st.columns(3)
+            n_new = int(g1.number_input("Questions", 1, 500, 10, key="ts_syn_n"))
+            multi = g2.slider("Needing two chunks", 0.0, 1.0, 0.2, 0.05, key="ts_syn_multi")
+            unans = g3.slider("Unanswerable", 0.0, 1.0, 0.1, 0.05, key="ts_syn_unans")
+            st.caption(md_escape(health.synth_estimate(corpus, n_new, multi, unans)))
+            key = rejudge_key_field("ts_syn_key")
+            if st.button("Write them", key="ts_syn_go", disabled=not (data.judge_key_in_env() or key)):
+                bar = st.progress(0.0, text="Writing questions…")
+                done = [0]
+
+                def tick(_: str) -> None:
+                    done[0] += 1
+                    bar.progress(min(1.0, done[0] / n_new), text=f"{done[0]} of {n_new}")
+
+                try:
+                    made = health.generate(corpus, ts.sha256, n_new, multi, unans, key, tick)
+                except data.SetupError as exc:
+                    st.error(md_escape(str(exc)))
+                else:
+                    st.success(f"{made.queued} question(s) queued ({made.cached} from the cache).")
+                    for f in made.failed:
+                        st.warning(md_escape(f))
+    cands = health.queue(ts.sha256)
+    pending = [c for c in cands if c.status == "pending"]
+    accepted = [c for c in cands if c.status == "accepted"]
+    st.markdown(
+        f"**{len(pending)}** waiting for review · **{len(accepted)}** accepted, not yet written · "
+        f"{sum(c.status == 'discarded' for c in cands)} discarded · {sum(c.status == 'written' for c in cands)} written"
+    )
+    who = st.text_input("Your name", key="ts_rev_who")
+    if pending:
+        cand = pending[0]
+        with st.container(border=True):
+            st.caption(
+                f"Candidate {cand.id} · {cand.origin} · {md_escape(cand.detail.get('kind', ''))} · "
+                f"overlap with its chunk {cand.overlap if cand.overlap is not None else '–'}"
+            )
+            if health.high_overlap(cand):
+                st.warning(
+                    "It borrows most of its words from its chunk, which flatters keyword retrieval: reword it "
+                    "as a user would ask, or discard it.",
+                    icon=":material/content_copy:",
+                )
+            for note in cand.detail.get("notes", []):
+                st.warning(md_escape(note), icon=":material/format_quote:")
+            q = st.text_area("Question", cand.case["question"], key=f"ts_rev_q_{cand.id}")
+            ref = st.text_area(
+                "Reference answer", cand.case.get("reference_answer") or "", key=f"ts_rev_a_{cand.id}"
+            )
+            for chunk in cand.detail.get("chunks", []):
+                st.caption(md_code(chunk["chunk_id"]))
+                st.markdown(md_escape(chunk["text"]))
+            b1, b2, _ = st.columns([1, 1, 4])
+            edited = {**cand.case, "question": q.strip(), "reference_answer": ref.strip() or None}
+            if b1.button(
+                "Accept", type="primary", key="ts_rev_accept", disabled=not who.strip() or not q.strip()
+            ):
+                health.decide(cand.id, "accepted", edited, who)
+                st.rerun()
+            if b2.button("Discard", key="ts_rev_discard", disabled=not who.strip()):
+                health.decide(cand.id, "discarded", None, who)
+                st.rerun()
+    if accepted and st.button(
+        f"Write a new version with the {len(accepted)} accepted", key="ts_rev_write", disabled=not who.strip()
+    ):
+        out, sha, added = health.write_reviewed(ts.path, who)
+        st.success(
+            f"Wrote {md_code(out.name)} (version {md_code(sha[:12])}): {md_code(ts.path.name)} plus {added} case(s); "
+            "the old file is untouched."
+        )
 
 else:
     st.subheader("The version each run answered")

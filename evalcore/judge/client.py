@@ -164,21 +164,34 @@ def verdict_from(qid: str, key: str, msg: Any, config: JudgeConfig, request_id: 
     return Verdict(qid, key, True, output=out.model_dump(), **base)
 
 
-async def _ask(client: Any, config: JudgeConfig, item: Item, key: str) -> Verdict:
+async def call(
+    client: Any, config: JudgeConfig, params: dict[str, Any]
+) -> tuple[Any, str | None, str | None]:
+    """One Messages API request with the SDK's retries: ``(message, request id, None)``, or
+    ``(None, request id, why it failed)`` when an error outlasted the retries. Shared by the judge and
+    by whatever else asks the judge model (synthetic questions)."""
     import anthropic
 
     try:
-        msg = await client.messages.create(**request(config, item))
+        msg = await client.messages.create(**params)
     except anthropic.APIStatusError as exc:
-        reason = f"API error {exc.status_code} after {config.max_retries} retries: {_short(exc.message)}"
-        return Verdict(item.qid, key, False, reason=reason, request_id=exc.request_id)
-    except anthropic.APITimeoutError:
-        return Verdict(
-            item.qid, key, False, reason=f"timed out ({config.timeout:g} s, {config.max_retries} retries)"
+        return (
+            None,
+            exc.request_id,
+            f"API error {exc.status_code} after {config.max_retries} retries: {_short(exc.message)}",
         )
+    except anthropic.APITimeoutError:
+        return None, None, f"timed out ({config.timeout:g} s, {config.max_retries} retries)"
     except anthropic.APIConnectionError as exc:
-        return Verdict(item.qid, key, False, reason=f"could not reach the API: {_short(str(exc))}")
-    return verdict_from(item.qid, key, msg, config, getattr(msg, "_request_id", None))
+        return None, None, f"could not reach the API: {_short(str(exc))}"
+    return msg, getattr(msg, "_request_id", None), None
+
+
+async def _ask(client: Any, config: JudgeConfig, item: Item, key: str) -> Verdict:
+    msg, request_id, failed = await call(client, config, request(config, item))
+    if failed is not None:
+        return Verdict(item.qid, key, False, reason=failed, request_id=request_id)
+    return verdict_from(item.qid, key, msg, config, request_id)
 
 
 def _short(text: str, n: int = 160) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from evalcore import read_testset
 from helpers import ROOT, SAMPLE
 from tests.dashboard.test_pages import texts
 
@@ -96,3 +97,45 @@ def test_versions_diff_two_files_and_a_link_cannot_name_another_file(
     assert set(changes["qid"]) == {"hv-new", "hv-002"}
     at = page(runs, monkeypatch, mode="Versions", old="../../etc/passwd")
     assert "is not a test-set file beside this test set" in all_text(at)
+
+
+def test_review_queue_write_accept_edit_discard_and_a_new_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "judge"))
+    from mock_api import mock_api
+
+    runs = tmp_path / "runs"
+    shutil.copytree(SAMPLE, runs)
+    monkeypatch.setenv("RAGTRIAGE_STORE", str(tmp_path / "store.sqlite"))
+    with mock_api() as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
+        at = page(runs, monkeypatch, mode="Review")
+        assert "0 waiting for review" in all_text(at).replace("*", "")
+        at.number_input(key="ts_syn_n").set_value(4)
+        at.slider(key="ts_syn_multi").set_value(0.0)
+        at.slider(key="ts_syn_unans").set_value(0.0).run()
+        at.button(key="ts_syn_go").click().run()
+        assert api.synth_requests == 4
+    assert any("4 question(s) queued" in s.value for s in at.success)
+    assert "4 waiting for review" in all_text(at).replace("*", "")
+    assert any("borrows most of its words" in w.value for w in at.warning)  # the copycat writer
+    at.text_input(key="ts_rev_who").input("ann").run()
+    first = next(ta for ta in at.text_area if ta.key.startswith("ts_rev_q_"))
+    first.input("How long do we keep snapshots when we pay for the middle tier?").run()
+    at.button(key="ts_rev_accept").click().run()
+    at.button(key="ts_rev_discard").click().run()
+    assert "2 waiting for review · 1 accepted" in all_text(at).replace("*", "")
+    at.button(key="ts_rev_write").click().run()
+    assert any("testset.reviewed.jsonl" in s.value for s in at.success)
+    new = read_testset(runs / "testset.reviewed.jsonl")
+    added = new.cases.filter(
+        ~new.cases["qid"].is_in(read_testset(runs / "testset.jsonl").cases["qid"].to_list())
+    )
+    assert added.height == 1
+    row = added.row(0, named=True)
+    assert row["question"] == "How long do we keep snapshots when we pay for the middle tier?"
+    assert row["source"] == "synthetic"

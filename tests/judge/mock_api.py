@@ -61,6 +61,34 @@ class MockAPI:
         self.confused_above: int | None = None  # with more chunks than this, supports nothing (distractors)
         self.noise = 0.0  # flips each claim's verdict with this chance, per call (test-retest noise)
         self._calls: Counter[str] = Counter()  # input -> calls, so the noise is the same on every run
+        self.synth_requests = 0  # question-writing requests (synthetic questions)
+
+    @staticmethod
+    def write_question(user: str) -> dict[str, Any]:
+        """A scripted question writer (synthetic questions): it copies the chunk's own words, as the
+        guide warns real ones do; a chunk holding BADQUOTE gets a quote that is not in it."""
+        kind = re.search(r"KIND: (\w+)", user).group(1)  # type: ignore[union-attr]
+        chunks = _CHUNK.findall(user)
+        first = [(cid, text.split(". ")[0].rstrip(".") + ".") for cid, text in chunks]
+        if kind == "unanswerable":
+            return {
+                "question": "Can it back up my smart fridge?",
+                "answer": None,
+                "quotes": [],
+                "type": "unanswerable",
+            }
+        quotes = [{"chunk_id": cid, "quote": "words that are not there" if "BADQUOTE" in text else f}
+                  for (cid, text), (_, f) in zip(chunks, first, strict=True)]  # fmt: skip
+        if kind == "multi":
+            q = f"How do {first[0][1].rstrip('.').lower()} and {first[-1][1].rstrip('.').lower()} compare?"
+            return {
+                "question": q,
+                "answer": " ".join(f for _, f in first),
+                "quotes": quotes,
+                "type": "comparison",
+            }
+        return {"question": f"What about {first[0][1].rstrip('.').lower()}?", "answer": first[0][1],
+                "quotes": quotes, "type": "lookup"}  # fmt: skip
 
     @staticmethod
     def question_of(params: dict[str, Any]) -> str:
@@ -278,6 +306,13 @@ def _handler(api: MockAPI) -> type[BaseHTTPRequestHandler]:
                 self._send(200, api.batch_object(bid, False))
                 return
             user = body["messages"][0]["content"]
+            if str(body.get("system", "")).startswith("You write test questions"):
+                with api._lock:
+                    api.synth_requests += 1
+                    n = api.synth_requests
+                    api.bodies.append(body)
+                self._send(200, _message(body, json.dumps(api.write_question(user)), "end_turn", n))
+                return
             question = dict(_TAGGED.findall(user)).get("question", "")
             with api._lock:
                 api.requests[question] += 1
