@@ -11,6 +11,7 @@ import polars as pl
 import streamlit as st
 
 from dashboard.data import Key, _load, store
+from evalcore.judge.client import JudgeConfig
 from evalcore.signals.alerts import (
     Alert,
     daily_counts,
@@ -103,8 +104,18 @@ def redaction(text: str) -> Redaction:
     return redact(text)
 
 
-def start_review(lg: Log, name: str, n: int, per_item: int, texts: dict[str, str]) -> None:
-    create_review(store(), lg, name, n, texts=texts, labels_per_item=per_item)
+def start_review(
+    lg: Log,
+    name: str,
+    n: int,
+    per_item: int,
+    texts: dict[str, str],
+    *,
+    judged: bool = False,
+    api_key: str | None = None,
+) -> None:
+    judge = JudgeConfig() if judged else None
+    create_review(store(), lg, name, n, texts=texts, labels_per_item=per_item, judge=judge, api_key=api_key)
 
 
 def queue(testset_sha: str, case: dict[str, Any], by: str, original: str) -> int:

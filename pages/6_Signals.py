@@ -8,8 +8,8 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import signals
-from dashboard.frame import complain, setup
+from dashboard import data, signals
+from dashboard.frame import complain, rejudge_key_field, setup
 from dashboard.render import md_code, md_escape
 from dashboard.views import SIGNALS_MODES, SignalsView
 
@@ -107,11 +107,32 @@ elif mode == "Review":
     review_name = r1.text_input("Session name", placeholder="e.g. production-week-48", key="sig_rev_name")
     size = int(r2.number_input("Answers", 5, 500, 50, step=5, key="sig_rev_n"))
     per_item = int(r3.number_input("Labels per answer", 1, 5, 1, key="sig_rev_k"))
-    if st.button("Create review session", type="primary", disabled=not review_name.strip(), key="sig_rev_go"):
+    judged = st.checkbox(
+        "Judge the sample first, so people's labels measure the judge (Anthropic API)",
+        key="sig_rev_judge",
+        help="The judge's faithfulness verdicts on these answers are kept hidden from labelers until they "
+        "submit, as in any calibration session; agreement is then measured on production answers too.",
+    )
+    api_key = rejudge_key_field("sig_rev_key") if judged else None
+    can_judge = not judged or data.judge_key_in_env() or bool(api_key)
+    if st.button(
+        "Create review session",
+        type="primary",
+        disabled=not review_name.strip() or not can_judge,
+        key="sig_rev_go",
+    ):
         try:
-            signals.start_review(lg, review_name.strip(), size, per_item,
-                                 signals.texts_from_runs(frame.fkey, tuple(frame.run_ids), frame.key))  # fmt: skip
-        except ValueError as exc:
+            with st.spinner("Judging the sample…" if judged else "Sampling…"):
+                signals.start_review(
+                    lg,
+                    review_name.strip(),
+                    size,
+                    per_item,
+                    signals.texts_from_runs(frame.fkey, tuple(frame.run_ids), frame.key),
+                    judged=judged,
+                    api_key=api_key,
+                )
+        except (ValueError, data.SetupError) as exc:
             st.error(md_escape(str(exc)))
         else:
             st.success(

@@ -110,15 +110,22 @@ def make_client(config: JudgeConfig, *, transport: Any = None, api_key: str | No
     )
 
 
+def structured_output(model: type[Any]) -> dict[str, Any]:
+    """The ``output_config`` that asks for JSON matching a pydantic model (the SDK's transform of its
+    JSON Schema, as ``messages.parse`` sends it) — for any model of ours the judge's client asks."""
+    import anthropic
+
+    return {
+        "format": {"type": "json_schema", "schema": anthropic.transform_schema(model.model_json_schema())}
+    }
+
+
 @functools.cache
 def output_config() -> dict[str, Any]:
     """Structured output: the JSON Schema of :class:`JudgeOutput`, as the SDK's ``messages.parse``
     sends it (``anthropic.transform_schema``), built once — ``parse`` builds a pydantic TypeAdapter
     on every call, which was most of the client's time per request — and shared with batches."""
-    import anthropic
-
-    schema = anthropic.transform_schema(JudgeOutput.model_json_schema())
-    return {"format": {"type": "json_schema", "schema": schema}}
+    return structured_output(JudgeOutput)
 
 
 def request(config: JudgeConfig, item: Item) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from evalcore.judge.batches import judge_in_batches
 from evalcore.judge.client import (
+    Item,
     JudgeConfig,
     _run,
     items_for,
@@ -63,8 +64,28 @@ def rerun(
     ``batch``: through the Message Batches API (True), one request per question (False), or the
     batches when more than ``config.batch_above`` questions are not in the cache (None)."""
     config = config or JudgeConfig()
-    items = items_for(run, qids)
-    rev = store.new_revision(run.run_id, run.results_sha256(), config.judge)
+    return judge_into_revision(
+        items_for(run, qids), run.run_id, run.results_sha256(), store, config,
+        transport=transport, api_key=api_key, on_verdict=on_verdict, batch=batch, on_batch=on_batch,
+    )  # fmt: skip
+
+
+def judge_into_revision(
+    items: list[Item],
+    run_id: str,
+    results_sha256: str,
+    store: Store,
+    config: JudgeConfig,
+    *,
+    transport: Any = None,
+    api_key: str | None = None,
+    on_verdict: Callable[[Verdict], None] | None = None,
+    batch: bool | None = None,
+    on_batch: Callable[[str, str], None] | None = None,
+) -> RerunReport:
+    """Judge ``items`` into a new revision attached to ``run_id`` and its results' sha256 — a run, or
+    anything judged like one (a production log's sample)."""
+    rev = store.new_revision(run_id, results_sha256, config.judge)
     todo = sum(1 for i in items if store.cached(i.key(config.model)) is None)
     client = make_client(config, transport=transport, api_key=api_key) if todo else None
     batched = use_batches(todo, config, batch)

@@ -10,14 +10,18 @@ answer: is everything it says stated in the chunks the system retrieved?
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import polars as pl
 
 from evalcore.calibration.sessions import RUBRIC_VERSION, RUBRICS
+from evalcore.judge.client import Item, JudgeConfig
+from evalcore.judge.rerun import judge_into_revision
+from evalcore.metrics.quotes import find
 from evalcore.signals.alerts import review_sample
 from evalcore.signals.logs import Log
 from evalcore.store import Store
-from evalcore.store.labels import ANSWER_ITEM
+from evalcore.store.labels import ANSWER_ITEM, judge_key
 
 UNJUDGED = "none"  # the judge of a production session: no verdict yet (people label first)
 
@@ -36,9 +40,14 @@ def create_review(
     texts: Mapping[str, str] | None = None,
     seed: int = 0,
     labels_per_item: int = 1,
+    judge: JudgeConfig | None = None,
+    api_key: str | None = None,
+    transport: Any = None,
 ) -> int:
     """A labeling session on a uniform sample of ``n`` answered questions of ``log``; its id.
-    ``texts`` (chunk id -> text) fills in chunk texts the log does not carry."""
+    ``texts`` (chunk id -> text) fills in chunk texts the log does not carry. With ``judge``, the
+    judge judges the sample first (a revision attached to the log) and its answer-level verdicts
+    (:func:`answer_verdict`) are what people's labels measure; without, people label alone."""
     if store.find_session(name) is not None:
         msg = f"a session named {name!r} exists; choose another name"
         raise ValueError(msg)
@@ -57,7 +66,7 @@ def create_review(
     ):
         chunks.setdefault(line, []).append({"chunk_id": cid, "text": text or texts.get(cid, "")})
     weight = log.interactions.filter(~pl.col("abstained")).height / sample.height
-    items = [
+    items: list[dict[str, Any]] = [
         {
             "qid": f"{row['conversation_id']}@{row['line']}",
             "claim_idx": ANSWER_ITEM,
@@ -75,12 +84,35 @@ def create_review(
         }
         for row in sample.iter_rows(named=True)
     ]
+    which, key = UNJUDGED, UNJUDGED
+    if judge is not None:
+        judged = [
+            Item(it["qid"], it["payload"]["question"], None, it["payload"]["answer"],
+                 [(c["chunk_id"], c["text"]) for c in it["payload"]["chunks"]])
+            for it in items
+        ]  # fmt: skip
+        report = judge_into_revision(
+            judged,
+            log_run_id(log),
+            log.sha256,
+            store,
+            judge,
+            api_key=api_key,
+            transport=transport,
+            batch=False,
+        )
+        by_qid = {v.qid: v for v in report.verdicts}
+        for it in items:
+            v = by_qid.get(it["qid"])
+            if v is not None and v.ok and v.output is not None:
+                it["judge_label"] = answer_verdict(v.output, it["payload"]["chunks"])
+        which, key = str(report.revision_id), judge_key(judge.judge)
     session = {
         "name": name,
         "run_id": log_run_id(log),
         "results_sha256": log.sha256,
-        "judge": UNJUDGED,
-        "judge_key": UNJUDGED,
+        "judge": which,
+        "judge_key": key,
         "target": "production",
         "sampling": "uniform",
         "seed": seed,
@@ -89,3 +121,22 @@ def create_review(
         "rubric_version": RUBRIC_VERSION,
     }
     return store.create_session(session, items)
+
+
+def answer_verdict(output: dict[str, Any], chunks: list[dict[str, str]]) -> str | None:
+    """A whole answer's faithfulness from the judge's claims, as scored: CONTRADICTED if a claim is;
+    else NOT_SUPPORTED if a claim is not supported — or is "SUPPORTED" with a quote that is not in the
+    chunk it names (the quotes module decides); else SUPPORTED. None: no factual claim to judge."""
+    claims = output.get("claims") or []
+    if not claims:
+        return None
+    text = {c["chunk_id"]: c["text"] for c in chunks}
+    verdicts = []
+    for c in claims:
+        v = c.get("verdict")
+        if v == "SUPPORTED" and find(c.get("quote"), [text.get(c.get("chunk_id") or "", "")]) is None:
+            v = "NOT_SUPPORTED"
+        verdicts.append(v)
+    if "CONTRADICTED" in verdicts:
+        return "CONTRADICTED"
+    return "NOT_SUPPORTED" if "NOT_SUPPORTED" in verdicts else "SUPPORTED"

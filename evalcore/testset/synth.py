@@ -27,7 +27,7 @@ import polars as pl
 from pydantic import BaseModel, ValidationError
 
 from evalcore.errors import InputError, Problems
-from evalcore.judge.client import JudgeConfig, call, make_client
+from evalcore.judge.client import JudgeConfig, call, make_client, structured_output
 from evalcore.judge.prompt import inert
 from evalcore.runs.jsonl import iter_jsonl
 from evalcore.store import Store
@@ -159,15 +159,12 @@ def _key(config: JudgeConfig, kind: str, chunks: list[SourceChunk]) -> str:
 
 
 def request(config: JudgeConfig, kind: str, chunks: list[SourceChunk]) -> dict[str, Any]:
-    import anthropic
-
-    schema = anthropic.transform_schema(SynthOutput.model_json_schema())
     return {
         "model": config.model,
         "max_tokens": 1024,
         "system": SYSTEM,
         "messages": [{"role": "user", "content": _content(kind, chunks)}],
-        "output_config": {"format": {"type": "json_schema", "schema": schema}},
+        "output_config": structured_output(SynthOutput),
     }
 
 
