@@ -591,7 +591,16 @@ def cmd_testset_remap(args: argparse.Namespace) -> int:
     from evalcore.testset.remap import read_chunks, remap
     from evalcore.testset.write import read_cases, write_version
 
-    result = remap(read_cases(args.testset), read_chunks(args.chunks), min_share=args.min_share)
+    if args.corpus:  # the chunks a run retrieved, placed in their documents
+        from evalcore.testset.remap import chunks_located
+
+        run = _load_one(args.chunks)
+        table, unplaced = chunks_located(run.retrieved, args.corpus)
+        print(f"{table.height} chunk(s) retrieved by {run.manifest.run_id} placed in {args.corpus}"
+              + (f"; {len(unplaced)} could not be placed (no text, or not in its document)" if unplaced else ""))  # fmt: skip
+    else:
+        table = read_chunks(args.chunks)
+    result = remap(read_cases(args.testset), table, min_share=args.min_share)
     sha = write_version(result.cases, args.out, source=args.testset)
     counts = result.counts()
     print(f"wrote {args.out} (version {sha[:12]}): " + ", ".join(f"{n} {k}" for k, n in counts.items()))
@@ -1171,8 +1180,11 @@ def build_parser() -> argparse.ArgumentParser:
     t = tsub.add_parser("remap", help="evidence spans to the chunk ids of a new chunking, as a new version")
     t.add_argument("testset")
     t.add_argument(
-        "--chunks", required=True, help="the new chunk table (chunks.jsonl), or a run folder holding one"
+        "--chunks",
+        required=True,
+        help="the new chunk table (chunks.jsonl), or a run folder (holding one, or with --corpus: its retrieved chunks)",
     )
+    t.add_argument("--corpus", help="documents.jsonl: place the chunks a run retrieved in their documents")
     t.add_argument("--out", required=True, help="the new version's file (never an existing one)")
     t.add_argument(
         "--min-share",

@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from evalcore.errors import InputError, Problems
+from evalcore.errors import InputError, Problem, Problems
 from evalcore.runs.jsonl import iter_jsonl, validate_line
 from evalcore.schema import Chunk
 
@@ -27,11 +27,44 @@ CHUNK_COVER = 0.5
 REPORT_SCHEMA = {"qid": pl.String, "status": pl.String, "old": pl.String, "new": pl.String, "note": pl.String}
 
 
+def chunks_located(retrieved: pl.DataFrame, corpus: str | Path) -> tuple[pl.DataFrame, list[str]]:
+    """A chunk table built from the chunks a run retrieved (chunk id, doc id, text), each text found in
+    its document of ``corpus`` (``documents.jsonl``: doc_id, text) for its span; and the chunk ids
+    that could not be placed (no doc id, no text, or the text is not in the document)."""
+    problems = Problems()
+    docs: dict[str, str] = {}
+    for _, obj in iter_jsonl(Path(corpus), problems, what="document"):
+        if isinstance(obj.get("doc_id"), str) and isinstance(obj.get("text"), str):
+            docs[obj["doc_id"]] = obj["text"]
+    if problems.errors:
+        raise InputError(problems.errors)
+    rows, lost = [], []
+    for cid, doc, text in (
+        retrieved.select("chunk_id", "doc_id", "text").unique("chunk_id").sort("chunk_id").iter_rows()
+    ):
+        at = docs.get(doc or "", "").find(text) if text else -1
+        if at < 0:
+            lost.append(cid)
+            continue
+        rows.append((cid, doc, at, at + len(text), text))
+    schema = {
+        "chunk_id": pl.String,
+        "doc_id": pl.String,
+        "start": pl.Int64,
+        "end": pl.Int64,
+        "text": pl.String,
+    }
+    return pl.DataFrame(rows, schema=schema, orient="row"), lost
+
+
 def read_chunks(path: str | Path) -> pl.DataFrame:
     """A chunk table (``chunks.jsonl``: chunk_id, doc_id, start, end, text) — or a run folder holding
     one — as a frame; every bad line named."""
     path = Path(path)
     if path.is_dir():
+        if not (path / "chunks.jsonl").exists() and (path / "run.json").exists():
+            raise InputError([Problem(str(path), "this run folder has no chunks.jsonl",
+                                      hint="pass --corpus DOCS to place the chunks it retrieved in their documents")])  # fmt: skip
         path = path / "chunks.jsonl"
     problems = Problems()
     rows = []

@@ -117,3 +117,39 @@ def test_write_version_validates_each_case(tmp_path: Path) -> None:
         )
     assert exc.value.problems[0].field == "tags.source"
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_the_chunks_a_run_retrieved_placed_in_the_corpus(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from evalcore import load_runs
+    from evalcore.testset.remap import chunks_located
+
+    run = load_runs(SAMPLE).runs["2026-11-16-rerank-prompt-v2"]
+    table, lost = chunks_located(run.retrieved, SAMPLE / "corpus" / "documents.jsonl")
+    assert lost == [] and table.height == run.retrieved["chunk_id"].n_unique()
+    docs = {
+        json.loads(x)["doc_id"]: json.loads(x)["text"]
+        for x in (SAMPLE / "corpus" / "documents.jsonl").read_text().splitlines()
+    }
+    for r in table.iter_rows(named=True):
+        assert docs[r["doc_id"]][r["start"] : r["end"]] == r["text"]
+    # the paragraph ids are the index's own, so every label maps back to itself
+    result = remap(read_cases(SAMPLE / "testset.jsonl"), table)
+    old = {
+        json.loads(x)["qid"]: json.loads(x)["relevant"]
+        for x in (SAMPLE / "testset.jsonl").read_text().splitlines()
+    }
+    for case in result.cases:
+        assert set(case["relevant"]) <= set(old[case["qid"]]) or not old[case["qid"]]
+    out = tmp_path / "v2.jsonl"
+    args = [
+        "testset",
+        "remap",
+        str(SAMPLE / "testset.jsonl"),
+        "--chunks",
+        str(SAMPLE / "2026-11-16-rerank-prompt-v2"),
+        "--out",
+        str(out),
+    ]
+    assert main(args) == 2 and "has no chunks.jsonl" in capsys.readouterr().err
+    assert main([*args, "--corpus", str(SAMPLE / "corpus" / "documents.jsonl")]) == 0
+    assert out.exists()
