@@ -17,14 +17,6 @@ from tests.dashboard.test_pages import texts as page_texts
 RUN = "2026-11-16-rerank-prompt-v2"
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    import streamlit as st
-
-    st.cache_data.clear()
-    st.cache_resource.clear()
-
-
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "store.sqlite"

@@ -16,14 +16,6 @@ from helpers import ROOT, SAMPLE
 BASE, CAND = "2026-11-02-hybrid-rerank", "2026-11-16-rerank-prompt-v2"
 
 
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    import streamlit as st
-
-    st.cache_data.clear()
-    st.cache_resource.clear()
-
-
 @pytest.fixture(scope="module")
 def runs():  # type: ignore[no-untyped-def]
     return load_runs(SAMPLE).runs

@@ -5,6 +5,7 @@ address promoted — redacted — into a new test-set version."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -12,16 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from evalcore import read_testset
-from helpers import ROOT, SAMPLE
-from tests.dashboard.test_pages import texts
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    import streamlit as st
-
-    st.cache_data.clear()
-    st.cache_resource.clear()
+from helpers import SAMPLE
+from tests.dashboard.test_pages import open_page, texts
 
 
 @pytest.fixture
@@ -35,13 +28,7 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def page(path: str = "pages/6_Signals.py", **params: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-    at.switch_page(path)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page(pytest.MonkeyPatch(), path, Path(os.environ["RAGTRIAGE_RUNS"]), **params)
 
 
 def test_monitor_shows_the_planted_incident(runs: Path) -> None:

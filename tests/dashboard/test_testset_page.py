@@ -12,26 +12,11 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore import read_testset
 from helpers import ROOT, SAMPLE
-from tests.dashboard.test_pages import texts
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches() -> None:
-    import streamlit as st
-
-    st.cache_data.clear()
-    st.cache_resource.clear()
+from tests.dashboard.test_pages import open_page, texts
 
 
 def page(runs: Path, monkeypatch: pytest.MonkeyPatch, **params: str) -> AppTest:
-    monkeypatch.setenv("RAGTRIAGE_RUNS", str(runs))
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-    at.switch_page("pages/5_Test_set.py")
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_page(monkeypatch, "pages/5_Test_set.py", runs, **params)
 
 
 def all_text(at: AppTest) -> str:

@@ -63,39 +63,21 @@ def test_cli_writes_a_new_version_and_runs_score_against_it(tmp_path: Path, caps
     chunks_path, _ = rechunk(tmp_path)
     out = tmp_path / "testset.rechunked.jsonl"
     before = (SAMPLE / "testset.jsonl").read_bytes()
-    assert (
-        main(
-            [
-                "testset",
-                "remap",
-                str(SAMPLE / "testset.jsonl"),
-                "--chunks",
-                str(chunks_path),
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    args = [
+        "testset",
+        "remap",
+        str(SAMPLE / "testset.jsonl"),
+        "--chunks",
+        str(chunks_path),
+        "--out",
+        str(out),
+    ]
+    assert main(args) == 0
     assert "124 mapped, 22 unchanged" in capsys.readouterr().out
     assert (SAMPLE / "testset.jsonl").read_bytes() == before  # the old version untouched
     new = read_testset(out)
     assert new.cases.height == 146 and new.qrels["chunk_id"].str.contains("~").all()
-    # never over an existing file
-    assert (
-        main(
-            [
-                "testset",
-                "remap",
-                str(SAMPLE / "testset.jsonl"),
-                "--chunks",
-                str(chunks_path),
-                "--out",
-                str(out),
-            ]
-        )
-        == 2
-    )
+    assert main(args) == 2  # never over an existing file
     assert "already exists" in capsys.readouterr().err
 
 
