@@ -39,12 +39,19 @@ def power_of(folder: str, run_id: str, against: str | None, by: str, key: Key) -
     return power_table(testset(folder, run_id, key), scores(folder, run_id, key), by=by, other=other)
 
 
-def mde_wide(table: pl.DataFrame) -> pl.DataFrame:
-    """One row per slice, one column per metric: the smallest detectable change, with the slice's
-    scored-question count of the first metric for context."""
-    n = table.group_by("slice").agg(pl.col("n").max().alias("questions"))
+def mde_wide(table: pl.DataFrame, ts: TestSet, by: str) -> pl.DataFrame:
+    """One row per slice (the whole set first) with its size, one column per metric: the smallest
+    detectable change."""
+    sizes = (
+        ts.tags.filter(pl.col("tag") == by)
+        .group_by(pl.col("value").alias("slice"))
+        .agg(pl.len().alias("questions"))
+    )
+    sizes = pl.concat(
+        [pl.DataFrame({"slice": ["all"], "questions": [ts.cases.height]}, schema=sizes.schema), sizes]
+    )
     wide = table.pivot(on="metric", index="slice", values="mde")
-    return n.join(wide, on="slice").sort(pl.col("slice") != "all", "slice")
+    return sizes.join(wide, on="slice", how="left").sort(pl.col("slice") != "all", "slice")
 
 
 def target(table: pl.DataFrame, metric: str, delta: float, slice_: str) -> SliceTarget:

@@ -16,6 +16,7 @@ from evalcore.signals.alerts import (
     Alert,
     daily_counts,
     detect,
+    history_note,
     keyword_found_nothing,
     low_top_scores,
     no_answer_series,
@@ -62,6 +63,7 @@ def analysis(path: str, stamp: tuple[int, int], every: str) -> dict[str, Any]:
     return {
         "series": series,
         "alerts": detect(series),
+        "history": history_note(series),
         "low": low,
         "threshold": threshold,
         "keyword": keyword_found_nothing(lg.interactions),

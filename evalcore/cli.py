@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -479,8 +480,12 @@ def _need(spec: str) -> tuple[str, float, str]:
     try:
         delta = float(parts[1])
     except ValueError:
-        msg = f"--need {spec!r}: the change must be a number (-0.02 is a 2-point drop)"
-        raise ValueError(msg) from None
+        delta = math.nan
+    if not -1 < delta < 1 or delta == 0:
+        msg = (
+            f"--need {spec!r}: the change must be a number between -1 and 1, not 0 (-0.02 is a 2-point drop)"
+        )
+        raise ValueError(msg)
     return parts[0], delta, parts[2] if len(parts) == 3 else "all"
 
 
@@ -489,11 +494,13 @@ def cmd_testset_stats(args: argparse.Namespace) -> int:
     from evalcore.score import score_run
     from evalcore.testset.coverage import coverage
     from evalcore.testset.overlap import chunk_texts, most_overlapping, overlap_summary, overlap_table
-    from evalcore.testset.power import needed, power_table
+    from evalcore.testset.power import DEFAULT_METRICS, needed, power_table
     from evalcore.testset.remap import read_chunks
 
     ts = read_testset(args.testset)
     assert ts is not None
+    if args.by not in ts.tag_names():
+        return _err(f"--by {args.by!r} is not a tag of this test set; its tags: {', '.join(ts.tag_names())}")
     cov = coverage(ts, min_topic=args.min_topic)
     runs = [_load_one(r) for r in (args.run, args.against) if r]
     for run in runs:
@@ -510,7 +517,20 @@ def cmd_testset_stats(args: argparse.Namespace) -> int:
         scores = score_run(runs[0])
         other = score_run(runs[1]) if len(runs) > 1 else None
         power, how = power_table(ts, scores, by=args.by, other=other)
-        targets = [needed(power, *_need(spec)) for spec in args.need or []]
+        slices = set(power["slice"].to_list()) | set(
+            ts.tags.filter(pl.col("tag") == args.by)["value"].to_list()
+        )
+        for spec in args.need or []:
+            metric, delta, slice_ = _need(spec)
+            if metric not in DEFAULT_METRICS:
+                return _err(
+                    f"--need {spec!r}: power is reported for {', '.join(DEFAULT_METRICS)}, not {metric!r}"
+                )
+            if slice_ != "all" and slice_ not in slices:
+                return _err(f"--need {spec!r}: {slice_!r} is not a value of tag {args.by!r} (or 'all')")
+            targets.append(needed(power, metric, delta, slice_))
+    elif args.need:
+        return _err("--need needs --run: the spread comes from a run's scores")
     if args.format == "json":
         out = cov.as_dict() | {
             "overlap": {
@@ -580,9 +600,10 @@ def cmd_testset_diff(args: argparse.Namespace) -> int:
         )
         return EXIT_OK
     counts = diff_counts(table)
-    print(f"{old.path} ({old.version}) -> {new.path} ({new.version})")
-    print("  " + ", ".join(f"{n} {c}" for c, n in counts.items()))
-    if not table.is_empty():
+    summary = sys.stdout if args.format == "table" else sys.stderr  # CSV on stdout stays CSV
+    print(f"{old.path} ({old.version}) -> {new.path} ({new.version})", file=summary)
+    print("  " + ", ".join(f"{n} {c}" for c, n in counts.items()), file=summary)
+    if not table.is_empty() or args.format == "csv":
         print(_table(table, args.format))
     return EXIT_OK
 
@@ -612,42 +633,86 @@ def cmd_testset_remap(args: argparse.Namespace) -> int:
 
 
 def cmd_signals(args: argparse.Namespace) -> int:
-    from evalcore.signals.alerts import detect, keyword_found_nothing, low_top_scores, no_answer_series
+    from evalcore.signals.alerts import (
+        detect,
+        history_note,
+        keyword_found_nothing,
+        low_top_scores,
+        no_answer_series,
+    )
     from evalcore.signals.logs import read_log
 
-    log = read_log(args.log)
-    _print_problems(log.problems)
-    df = log.interactions
-    series = no_answer_series(df, args.every)
-    alerts = detect(series)
-    low, threshold = low_top_scores(df)
-    keyword = keyword_found_nothing(df)
-    if args.format == "json":
-        out = {
-            "log": str(log.path),
-            "questions": df.height,
-            "bad_lines": log.bad_lines,
-            "alerts": [a.__dict__ | {"message": a.message()} for a in alerts],
-            "no_answer": series.to_dicts(),
-            "low_top_score": {"threshold": threshold, "questions": low.height},
-            "keyword_found_nothing": keyword.height,
-            "thumbs": {"up": int((df["thumb"] == "up").sum()), "down": int((df["thumb"] == "down").sum())},
-        }
-        print(json.dumps(out, indent=1, default=str))
-    else:
-        print(f"{log.path}: {df.height:,} question(s) read, {log.bad_lines} bad line(s) left out")
-        if df.height:
-            print(
-                f"  no-answer rate {float(df.select(pl.col('abstained').mean()).item() or 0.0):.1%} overall; thumbs up "
-                f"{int((df['thumb'] == 'up').sum())}, down {int((df['thumb'] == 'down').sum())}; "
-                f"weakest retrievals (top score <= {threshold if threshold is None else round(threshold, 3)}): "
-                f"{low.height}; keyword search found nothing: {keyword.height}"
+    target = Path(args.log)
+    files = sorted(target.glob("*.jsonl")) if target.is_dir() else [target]
+    if not files:
+        return _err(f"{target} holds no .jsonl log")
+    if not target.exists():
+        return _err(f"{target} does not exist")
+    status = EXIT_OK
+    report = []
+    for path in files:
+        log = read_log(path)
+        _print_problems(log.problems)
+        df = log.interactions
+        series = no_answer_series(df, args.every)
+        alerts = detect(series)
+        low, threshold = low_top_scores(df)
+
+        logged = {c for c in ("thumb", "keyword_hits") if df.height and df[c].null_count() < df.height}
+        thumbs = (
+            {"up": int((df["thumb"] == "up").sum()), "down": int((df["thumb"] == "down").sum())}
+            if "thumb" in logged
+            else None
+        )
+        keyword = keyword_found_nothing(df).height if "keyword_hits" in logged else None
+        note = history_note(series) if df.height else None
+        report.append(
+            {
+                "log": str(path),
+                "questions": df.height,
+                "bad_lines": log.bad_lines,
+                "alerts": [a.__dict__ | {"message": a.message()} for a in alerts],
+                "history": note,
+                "no_answer": series.to_dicts(),
+                "low_top_score": {"threshold": threshold, "questions": low.height},
+                "keyword_found_nothing": keyword,
+                "thumbs": thumbs,
+            }
+        )
+        if alerts or not df.height:
+            status = EXIT_FAIL if args.fail_on_alert else status
+        if args.format == "json":
+            continue
+        print(f"{path}: {df.height:,} question(s) read, {log.bad_lines} bad line(s) left out")
+        if not df.height:
+            print("  no usable question: an empty log usually means logging broke")
+            continue
+        rate = float(df.select(pl.col("abstained").mean()).item() or 0.0)
+        print(
+            f"  no-answer rate {rate:.1%} overall; "
+            + (f"thumbs up {thumbs['up']}, down {thumbs['down']}; " if thumbs else "thumbs: not logged; ")
+            + (
+                f"weakest retrievals (top score <= {threshold:.3g}): {low.height}; "
+                if threshold is not None
+                else "weakest retrievals: too few scored questions; "
             )
+            + (
+                f"keyword search found nothing: {keyword}"
+                if keyword is not None
+                else "keyword_hits: not logged"
+            )
+        )
         for a in alerts:
             print(f"  ALERT {a.message()}")
-        if not alerts and df.height:
-            print("  no alert: the no-answer rate moved within its usual noise")
-    return EXIT_FAIL if alerts and args.fail_on_alert else EXIT_OK
+        if not alerts:
+            print(
+                f"  no alert: {note}"
+                if note
+                else "  no alert: the no-answer rate moved within its usual noise"
+            )
+    if args.format == "json":
+        print(json.dumps(report[0] if len(report) == 1 else report, indent=1, default=str))
+    return status
 
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -709,7 +774,8 @@ def cmd_testset_queue(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=1))
         return EXIT_OK
     counts = dict(table.group_by("status").len().iter_rows()) if rows else {}
-    print(f"{ts.path.name} version {ts.version}: {len(rows)} candidate(s) " + str(counts))
+    said = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    print(f"{ts.path.name} version {ts.version}: {len(rows)} candidate(s)" + (f" ({said})" if said else ""))
     if rows:
         print(_table(table, "table"))
     return EXIT_OK
@@ -1197,12 +1263,14 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "signals", help="a production log: bad lines, the no-answer rate and its alerts, weak retrievals"
     )
-    s.add_argument("log", help="the log (JSON Lines; docs/signals.md)")
+    s.add_argument("log", help="the log (JSON Lines; docs/signals.md), or a folder of them")
     s.add_argument(
-        "--every", default="1d", help="the period of the no-answer rate: 1h, 6h, 1d, 1w (default 1d)"
+        "--every", default="1d", choices=["1h", "6h", "1d", "1w"], help="the period of the no-answer rate"
     )
     s.add_argument(
-        "--fail-on-alert", action="store_true", help="exit 1 when an alert is raised (for a scheduled job)"
+        "--fail-on-alert",
+        action="store_true",
+        help="exit 1 on an alert or an empty log (for a scheduled job)",
     )
     s.add_argument("--format", choices=["table", "json"], default="table")
     s.set_defaults(func=cmd_signals)

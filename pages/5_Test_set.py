@@ -75,7 +75,8 @@ if mode == "Coverage":
 elif mode == "Power":
     st.caption(
         "The smallest change in each metric a slice can detect (paired t-test, α 0.05, power 0.8). "
-        "Blank: fewer than 2 scored questions, or no change within the 0–1 range is detectable."
+        "None: fewer than 2 scored questions, or no change within the 0–1 range is detectable. "
+        "`questions`: the slice's size (a metric scores fewer where it does not apply)."
     )
     c1, c2, c3 = st.columns(3)
     run = c1.selectbox("Spread of run", list(reversed(ids)), format_func=frame.label, key="ts_run")
@@ -94,7 +95,7 @@ elif mode == "Power":
     table, how = health.power_of(frame.fkey, run, against, by, frame.key)
     st.caption(f"Spread {md_escape(how)}.")
     st.dataframe(
-        health.mde_wide(table),
+        health.mde_wide(table, ts, by),
         hide_index=True,
         column_config={m: st.column_config.NumberColumn(format="%.3f") for m in health.DEFAULT_METRICS},
     )

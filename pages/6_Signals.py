@@ -55,7 +55,11 @@ if mode == "Monitor":
     got = signals.analyse(path, every)
     for alert in got["alerts"]:
         st.error(md_escape(alert.message()), icon=":material/notification_important:")
-    if not got["alerts"]:
+    if not got["alerts"] and got["history"]:
+        st.info(
+            f"No alert can be judged yet: {md_escape(got['history'])}.", icon=":material/hourglass_empty:"
+        )
+    elif not got["alerts"]:
         st.success(
             "No alert: the no-answer rate moved within its usual noise.", icon=":material/check_circle:"
         )
@@ -74,7 +78,7 @@ if mode == "Monitor":
     if len(marks):
         fig.add_trace(go.Scatter(x=marks["start"], y=marks["rate"], mode="markers", name="alert",
                                  marker={"size": 14, "symbol": "circle-open", "color": "red"}))  # fmt: skip
-    fig.update_layout(height=300, margin={"t": 30, "b": 10}, yaxis_tickformat=".0%", title="No-answer rate")
+    fig.update_layout(height=300, margin={"t": 30, "b": 10}, yaxis_tickformat=".0%", yaxis_rangemode="tozero", title="No-answer rate")
     st.plotly_chart(fig, key="sig_rate")
     counts = got["counts"].to_pandas()
     fig2 = px.line(counts, x="start", y="share", color="signal", markers=True, title="Feedback and behaviour",
@@ -157,6 +161,12 @@ else:  # Promote
         + ". Personal data is flagged and must be gone before it can be queued. "
         + f"Names found: {md_escape(signals.NAME_DETECTOR)}."
     )
+    asked = st.session_state.get("sig_line")
+    if asked is not None and not signals.has_line(lg, asked):
+        st.warning(
+            f"Line {asked} of the link is not a usable line of {md_code(name)}: pick a conversation below."
+        )
+        st.session_state["sig_line"] = None
     pick = signals.promotion_choices(lg, keep=st.session_state.get("sig_line"))
     line = st.selectbox(
         "Conversation",
@@ -166,9 +176,6 @@ else:  # Promote
         placeholder="thumbs-down, declined and weakly retrieved questions first",
         key="sig_line",
     )
-    if line is not None and not signals.has_line(lg, line):
-        st.warning(f"Line {line} is not a usable line of {md_code(name)}: pick a conversation above.")
-        st.stop()
     if line is None:
         st.stop()
     row, chunks = signals.conversation(lg, line)
@@ -200,18 +207,20 @@ else:  # Promote
         "Reference answer (from the documentation)", disabled=unanswerable, key=f"sig_ref_{line}"
     )
     t1, t2, t3 = st.columns(3)
-    qtype = t1.selectbox("Type", signals.values_of(ts, "type"), key=f"sig_type_{line}")
-    topic = t2.selectbox("Topic", signals.values_of(ts, "topic"), key=f"sig_topic_{line}")
+    qtype = t1.selectbox("Type", signals.values_of(ts, "type"), index=None, key=f"sig_type_{line}",
+                         accept_new_options=True, placeholder="pick or type one")  # fmt: skip
+    topic = t2.selectbox("Topic", signals.values_of(ts, "topic"), index=None, key=f"sig_topic_{line}",
+                         accept_new_options=True, placeholder="pick or type one")  # fmt: skip
     who = t3.text_input("Your name", key="sig_who")
     case = signals.case_for(
         row["conversation_id"],
         question=question,
         relevant=None if unanswerable else {c: 1 for c in relevant},
         reference_answer=None if unanswerable else reference,
-        type_=qtype,
-        topic=topic,
+        type_=qtype or "",
+        topic=topic or "",
     )
-    ready = bool(who.strip()) and (unanswerable or bool(relevant))
+    ready = bool(who.strip()) and bool(qtype) and bool(topic) and (unanswerable or bool(relevant))
     if st.button("Queue as test case", type="primary", disabled=not ready, key="sig_promote"):
         try:
             signals.queue(ts.sha256, case, who, row["question"])

@@ -10,7 +10,7 @@ flagging: a person sees every redaction before accepting it.
 
 >>> redact("Mail ada@example.com or call +44 20 7946 0958 about card 4111 1111 1111 1111").text
 'Mail [EMAIL] or call [PHONE] about card [CARD]'
->>> redact("Error HV-3021 after 30 days on plan 2").findings
+>>> redact("Error HV-3021 after 30 days on plan 2, since 2026-11-19").findings
 []
 """
 
@@ -23,6 +23,7 @@ from typing import Any
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
 DIGITS = re.compile(r"(?<![\w-])\+?\(?\d[\d ().-]{6,}\d(?![\w-])")
+DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
 NAMED = re.compile(
     r"(?:\b[Mm]y name is|\b[Tt]his is|\b[Rr]egards,|\b[Tt]hanks,|\b[Cc]heers,)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
 )
@@ -87,6 +88,8 @@ def find(text: str, *, names: bool = True) -> list[Finding]:
         add("account", m.start(), m.end())
     for m in DIGITS.finditer(text):
         raw = m.group(0)
+        if DATE.fullmatch(raw.strip()):
+            continue  # 2026-11-19, 2026.11.19: a date, not a person's number
         digits = re.sub(r"\D", "", raw)
         if 13 <= len(digits) <= 19 and re.fullmatch(r"[\d -]+", raw) and _luhn(digits):
             add("card", m.start(), m.end())

@@ -51,7 +51,8 @@ def personal_data_left(case: dict[str, Any]) -> list[str]:
     out = []
     for field in ("question", "reference_answer"):
         for f in find(case.get(field) or ""):
-            out.append(f"{field.replace('_', ' ')}: a {f.kind} ({f.text!r})")
+            article = "an" if f.kind[0] in "aeiou" else "a"
+            out.append(f"{field.replace('_', ' ')}: {article} {f.kind} ({f.text!r})")
     return out
 
 
@@ -64,6 +65,13 @@ def promote(store: Store, testset_sha256: str, case: dict[str, Any], *, by: str,
     if not by.strip():
         msg = "a promotion needs the name of the person who labeled it"
         raise ValueError(msg)
+    conv = case["tags"]["conversation_id"]
+    for earlier in store.candidates(testset=testset_sha256, origin="production"):
+        if earlier.ref == conv and earlier.status != "discarded":
+            msg = (
+                f"conversation {conv} is already {earlier.status} for this test set (candidate {earlier.id})"
+            )
+            raise ValueError(msg)
     cid = store.add_candidate(
         testset_sha256,
         "production",

@@ -124,6 +124,9 @@ def plan(
 ) -> list[tuple[str, list[SourceChunk]]]:
     """Which questions to ask for: ``n`` of them, ``multi`` of them from two chunks of one topic,
     ``unanswerable`` of them near misses; chunks drawn without replacement while they last."""
+    if not (0 <= multi <= 1 and 0 <= unanswerable <= 1 and multi + unanswerable <= 1):
+        msg = f"shares must lie in 0..1 and add up to at most 1 (multi-chunk {multi}, unanswerable {unanswerable})"
+        raise ValueError(msg)
     if not chunks:
         return []
     rng = random.Random(seed)

@@ -6,6 +6,7 @@ compared question by question, by qid.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -57,6 +58,26 @@ def _relabel_detail(a: dict[str, int], b: dict[str, int]) -> str:
     return "; ".join(parts)
 
 
+def _show(value: Any) -> str:
+    if isinstance(value, list):
+        return (
+            ", ".join(":".join(str(x) for x in v) if isinstance(v, tuple) else str(v) for v in value) or "-"
+        )
+    return (
+        "-"
+        if value is None
+        else json.dumps(value, ensure_ascii=False)
+        if isinstance(value, str)
+        else str(value)
+    )
+
+
+def _field_detail(field: str, a: Any, b: Any) -> str:
+    if field == "evidence":
+        return f"evidence: {len(a)} -> {len(b)} span(s)" if len(a) != len(b) else "evidence: spans moved"
+    return f"{field}: {_show(a)} -> {_show(b)}"
+
+
 def diff(old: TestSet, new: TestSet) -> pl.DataFrame:
     """Questions added, removed, relabeled (relevant chunks, grades, evidence or answerability
     changed) or edited (text, reference answer, tags, split, must-pass), one row each, by qid."""
@@ -71,12 +92,11 @@ def diff(old: TestSet, new: TestSet) -> pl.DataFrame:
         if not changed:
             continue
         relabeled = any(f in LABEL_FIELDS for f in changed)
-        detail = (
+        detail = "; ".join(
             _relabel_detail(a[qid]["relevant"], b[qid]["relevant"])
-            if "relevant" in changed
-            else f"question: {a[qid]['question']!r} -> {b[qid]['question']!r}"
-            if "question" in changed
-            else ""
+            if f == "relevant"
+            else _field_detail(f, a[qid][f], b[qid][f])
+            for f in changed
         )
         rows.append(
             {

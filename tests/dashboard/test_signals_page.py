@@ -53,6 +53,11 @@ def test_a_log_with_bad_lines_still_shows_the_rest(runs: Path) -> None:
     assert at.error[0].value.replace("\\", "").startswith("2026-11-19")
 
 
+def test_a_link_to_a_line_that_is_not_usable_says_so(runs: Path) -> None:
+    at = page(mode="Promote", line="999999")
+    assert any("Line 999999 of the link is not a usable line" in w.value for w in at.warning)
+
+
 def test_no_log_says_where_to_put_one(runs: Path) -> None:
     shutil.rmtree(runs / "logs")
     at = page()
@@ -85,8 +90,13 @@ def test_promote_a_question_with_an_email_address(runs: Path) -> None:
     at.multiselect(key=f"sig_rel_{line}").select("billing/plans#05")
     at.text_area(key=f"sig_ref_{line}").input("365 days.")
     at.text_input(key="sig_who").input("ann").run()
+    assert at.button(key="sig_promote").disabled  # type and topic are the person's to pick
+    at.selectbox(key=f"sig_type_{line}").select("lookup")
+    at.selectbox(key=f"sig_topic_{line}").select("billing").run()
     at.button(key="sig_promote").click().run()
     assert any("Queued" in s.value for s in at.success)
+    at.button(key="sig_promote").click().run()  # a second click does not queue it twice
+    assert any("already accepted for this test set" in e.value for e in at.error)
     assert "1 accepted case(s) wait" in texts(at).replace("*", "")
     at.button(key="sig_write").click().run()
     assert any("testset.reviewed.jsonl" in s.value for s in at.success)

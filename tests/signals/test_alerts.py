@@ -44,6 +44,24 @@ def test_a_fall_to_zero_alerts() -> None:
     assert "guessing" in alerts[0].message()
 
 
+def test_a_fall_to_near_zero_alerts() -> None:
+    rng = np.random.default_rng(6)
+    k = list(rng.binomial(130, 0.17, size=15))
+    k[12:] = [1, 1, 2]  # one or two declines a day where about 22 were usual
+    alerts = detect(series([130] * 15, k))
+    assert [a.kind for a in alerts] == ["fall", "fall", "fall"]
+    assert alerts[0].message().startswith("2026-01-13: the no-answer rate fell to 1% of 130 questions")
+
+
+def test_too_little_history_says_so() -> None:
+    from evalcore.signals.alerts import history_note
+
+    short = series([40, 40], [5, 6])
+    assert detect(short) == []
+    assert "too little history to judge: 2 period(s)" in (history_note(short) or "")
+    assert history_note(series([120] * 10, [12] * 10)) is None
+
+
 def test_normal_noise_does_not_alert() -> None:
     rng = np.random.default_rng(5)
     alarms = periods = 0

@@ -30,6 +30,8 @@ def test_promote_refuses_personal_data_and_writes_a_new_version(tmp_path: Path) 
     case = case_for("c-000042", question=clean, relevant={"billing/plans#03": 2}, reference_answer="90 days.",
                     type_="lookup", topic="billing")  # fmt: skip
     promote(store, ts.sha256, case, by="ann", original=asked)
+    with pytest.raises(ValueError, match="already accepted"):
+        promote(store, ts.sha256, case, by="bob", original=asked)
     unanswerable = case_for("c-000043", question="Do you have a Linux GUI?", relevant=None, reference_answer=None,
                             type_="unanswerable", topic="agent")  # fmt: skip
     promote(store, ts.sha256, unanswerable, by="ann", original="Do you have a Linux GUI?")

@@ -91,6 +91,21 @@ def test_bad_chunk_lines_are_named(tmp_path: Path) -> None:
     assert any(p.line == 2 and p.field == "end" for p in exc.value.problems)
 
 
+def test_a_chunk_table_without_text_and_with_extra_columns_reads(tmp_path: Path) -> None:
+    path = tmp_path / "chunks.jsonl"
+    path.write_text('{"chunk_id": "a", "doc_id": "d", "start": 0, "end": 10, "title": "x", "tokens": 3}\n')
+    table = read_chunks(path)
+    assert table.height == 1 and table["text"][0] is None
+
+
+def test_a_chunk_table_of_the_wrong_shape_lists_the_first_problems(tmp_path: Path) -> None:
+    path = tmp_path / "chunks.jsonl"
+    path.write_text("".join('{"id": "a", "doc": "d"}\n' for _ in range(100)))
+    with pytest.raises(InputError) as exc:
+        read_chunks(path)
+    assert len(exc.value.problems) <= 25 and "not listed" in exc.value.problems[-1].message
+
+
 def test_write_version_validates_each_case(tmp_path: Path) -> None:
     with pytest.raises(InputError) as exc:
         write_version(
