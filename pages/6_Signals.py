@@ -78,7 +78,13 @@ if mode == "Monitor":
     if len(marks):
         fig.add_trace(go.Scatter(x=marks["start"], y=marks["rate"], mode="markers", name="alert",
                                  marker={"size": 14, "symbol": "circle-open", "color": "red"}))  # fmt: skip
-    fig.update_layout(height=300, margin={"t": 30, "b": 10}, yaxis_tickformat=".0%", yaxis_rangemode="tozero", title="No-answer rate")
+    fig.update_layout(
+        height=300,
+        margin={"t": 30, "b": 10},
+        yaxis_tickformat=".0%",
+        yaxis_rangemode="tozero",
+        title="No-answer rate",
+    )
     st.plotly_chart(fig, key="sig_rate")
     counts = got["counts"].to_pandas()
     fig2 = px.line(counts, x="start", y="share", color="signal", markers=True, title="Feedback and behaviour",
