@@ -23,7 +23,14 @@ from pydantic import ValidationError
 from evalcore.cache import file_key, read_frames, write_frames
 from evalcore.errors import InputError, Problem, Problems, short
 from evalcore.runs.frames import FRAMES, check_records, frames_from_records
-from evalcore.runs.jsonl import field_path, iter_jsonl, loads_strict, read_plain, validate_line
+from evalcore.runs.jsonl import (
+    field_path,
+    iter_jsonl,
+    load_scanner_for,
+    loads_strict,
+    read_plain,
+    validate_line,
+)
 from evalcore.runs.nested import frames_from_nested
 from evalcore.runs.testset import TestSet, read_testset
 from evalcore.schema import ResultRecord, RunManifest
@@ -398,6 +405,8 @@ def load_runs(folder: str | Path, *, testset: str | Path | None = None) -> LoadR
     folders = discover_runs(root)
     if not folders:
         problems.warning(root, "no run folder found (a run folder holds run.json)")
+
+    load_scanner_for(sum(f.stat().st_size for d in folders for f in (d / "results.jsonl",) if f.is_file()))
 
     def one(run_folder: Path) -> tuple[Run | None, Problems]:
         own = Problems()
