@@ -148,7 +148,9 @@ def main() -> None:
             # included) is loaded yet. The in-process figure above hid a folder of small files read
             # line by line (46 s) because the import before it had loaded the scanner.
             shutil.rmtree(cache, ignore_errors=True)
-            code = f"from evalcore import load_runs; assert len(load_runs({str(folder)!r}).runs) == {args.runs}"
+            code = (
+                f"from evalcore import load_runs; assert len(load_runs({str(folder)!r}).runs) == {args.runs}"
+            )
             subprocess.run([sys.executable, "-c", code], check=True)
 
         fresh = timed(fresh_process)
