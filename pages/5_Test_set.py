@@ -179,6 +179,12 @@ elif mode == "Review":
         f"**{len(pending)}** waiting for review · **{len(accepted)}** accepted, not yet written · "
         f"{sum(c.status == 'discarded' for c in cands)} discarded · {sum(c.status == 'written' for c in cands)} written"
     )
+    if not cands:
+        st.info(
+            "Nothing to review yet: write synthetic questions above (or `evalcore synth`), or promote a logged "
+            "question on the Signals page.",
+            icon=":material/inbox:",
+        )
     who = st.text_input("Your name", key="ts_rev_who")
     if pending:
         cand = pending[0]
