@@ -16,6 +16,7 @@ from evalcore.signals.alerts import (
     Alert,
     daily_counts,
     detect,
+    feedback_reasons,
     history_note,
     keyword_found_nothing,
     low_top_scores,
@@ -68,6 +69,7 @@ def analysis(path: str, stamp: tuple[int, int], every: str) -> dict[str, Any]:
         "threshold": threshold,
         "keyword": keyword_found_nothing(lg.interactions),
         "counts": daily_counts(lg.interactions, every),
+        "reasons": feedback_reasons(lg.interactions),
     }
 
 

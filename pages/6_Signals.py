@@ -93,6 +93,9 @@ if mode == "Monitor":
         height=320, margin={"t": 30, "b": 10}, yaxis_tickformat=".0%", yaxis_title="% of questions"
     )
     st.plotly_chart(fig2, key="sig_counts")
+    if got["reasons"].height:
+        st.subheader("Why users gave a thumbs down")
+        st.dataframe(got["reasons"], hide_index=True)
     left, right = st.columns(2)
     with left:
         st.subheader("Weakest retrievals")

@@ -168,3 +168,14 @@ def review_sample(
     ``answered_only`` is False: there is nothing to check for faithfulness in "I don't know")."""
     pool = interactions.filter(~pl.col("abstained")) if answered_only else interactions
     return pool.sample(n=min(n, pool.height), seed=seed, shuffle=True)
+
+
+def feedback_reasons(interactions: pl.DataFrame) -> pl.DataFrame:
+    """Thumbs-down reasons users gave, most frequent first (``reason``, ``count``; a thumbs down
+    without a reason counts as "(none given)")."""
+    down = interactions.filter(pl.col("thumb") == "down")
+    return (
+        down.group_by(pl.col("reason").fill_null("(none given)"))
+        .len(name="count")
+        .sort(["count", "reason"], descending=[True, False])
+    )

@@ -36,7 +36,11 @@ def test_monitor_shows_the_planted_incident(runs: Path) -> None:
     alerts = [e.value.replace("\\", "") for e in at.error]
     assert len(alerts) == 1 and alerts[0].startswith("2026-11-19: the no-answer rate rose to 42%")
     assert len(at.get("plotly_chart")) == 2
-    low = at.dataframe[0].value
+    reasons = at.dataframe[0].value
+    assert reasons["reason"].iloc[0] == "(none given)" and "didn't answer my question" in set(
+        reasons["reason"]
+    )
+    low = at.dataframe[1].value
     assert len(low) > 100 and low["top_score"].is_monotonic_increasing
 
 
