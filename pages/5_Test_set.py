@@ -93,6 +93,14 @@ elif mode == "Power":
     )
     by = c3.selectbox("Per", tags, key="ts_by")
     table, how = health.power_of(frame.fkey, run, against, by, frame.key)
+    if table.is_empty():
+        st.info(
+            f"{md_code(run)} has none of {', '.join(health.DEFAULT_METRICS)} scored (an import with only "
+            "external scores, or no labels and no judge output): pick a run that has them.",
+            icon=":material/info:",
+        )
+        TestSetView.from_state().publish()
+        st.stop()
     st.caption(f"Spread {md_escape(how)}.")
     st.dataframe(
         health.mde_wide(table, ts, by),

@@ -124,3 +124,18 @@ def test_review_queue_write_accept_edit_discard_and_a_new_version(
     row = added.row(0, named=True)
     assert row["question"] == "How long do we keep snapshots when we pay for the middle tier?"
     assert row["source"] == "synthetic"
+
+
+def test_power_on_an_import_without_these_metrics_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalcore.cli import main
+
+    csv = tmp_path / "ragas.csv"
+    csv.write_text(
+        "question,answer,contexts,ground_truth,faithfulness\n"
+        + "".join(f"q{i}?,a{i},\"['c{i}']\",g{i},0.{i}\n" for i in range(1, 6))
+    )
+    assert main(["import", "ragas", str(csv), "--out", str(tmp_path / "runs")]) == 0
+    at = page(tmp_path / "runs", monkeypatch, mode="Power")
+    assert any("has none of R@5, faithfulness, correctness scored" in i.value for i in at.info)
