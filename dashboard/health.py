@@ -85,12 +85,20 @@ def _relative(path: str, root: Path) -> str:
 def versions_on_disk(folder: str, run_id: str, key: Key) -> dict[str, str]:
     """The test-set files beside this run's test set (new versions are written there), file name ->
     path, newest first: every ``*.jsonl`` in that folder that reads as a test set. A link names a
-    version by its file name, checked against this list: it cannot make the app read another file."""
-    here = testset(folder, run_id, key).path
+    version by its file name, checked against this list: it cannot make the app read another file.
+    Read again only when a file there is added or changed (the folder may lie outside the runs')."""
+    here = testset(folder, run_id, key).path.parent
+    stamp = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in here.glob("*.jsonl")))
+    return _versions_in(str(here), stamp)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _versions_in(where: str, stamp: tuple[tuple[str, int, int], ...]) -> dict[str, str]:
     out = {}
-    for p in sorted(here.parent.glob("*.jsonl"), key=lambda q: q.stat().st_mtime, reverse=True):
-        if read_testset(p, Problems()) is not None:
-            out[p.name] = str(p)
+    for name, _, _ in sorted(stamp, key=lambda t: t[1], reverse=True):
+        path = Path(where) / name
+        if read_testset(path, Problems()) is not None:
+            out[name] = str(path)
     return out
 
 

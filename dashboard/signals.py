@@ -99,6 +99,7 @@ def conversation(lg: Log, line: int) -> tuple[dict[str, Any], pl.DataFrame]:
     return row, lg.retrieved.filter(pl.col("line") == line).sort("rank")
 
 
+@st.cache_data(show_spinner=False, max_entries=4)
 def texts_from_runs(folder: str, run_ids: tuple[str, ...], key: Key) -> dict[str, str]:
     runs = _load(folder, key).runs
     return chunk_texts(runs[r].retrieved for r in run_ids)
