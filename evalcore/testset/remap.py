@@ -43,17 +43,28 @@ CHUNK_COVER = 0.5
 REPORT_SCHEMA = {"qid": pl.String, "status": pl.String, "old": pl.String, "new": pl.String, "note": pl.String}
 
 
-def chunks_located(retrieved: pl.DataFrame, corpus: str | Path) -> tuple[pl.DataFrame, list[str]]:
-    """A chunk table built from the chunks a run retrieved (chunk id, doc id, text), each text found in
-    its document of ``corpus`` (``documents.jsonl``: doc_id, text) for its span; and the chunk ids
-    that could not be placed (no doc id, no text, or the text is not in the document)."""
+def read_corpus(path: str | Path) -> dict[str, tuple[str, str]]:
+    """A corpus (``documents.jsonl``: doc_id, text, optional topic): doc id -> (text, topic; the doc
+    id's first path part when no topic is given). A line without a string doc_id and text is named."""
+    path = Path(path)
     problems = Problems()
-    docs: dict[str, str] = {}
-    for _, obj in iter_jsonl(Path(corpus), problems, what="document"):
-        if isinstance(obj.get("doc_id"), str) and isinstance(obj.get("text"), str):
-            docs[obj["doc_id"]] = obj["text"]
+    docs: dict[str, tuple[str, str]] = {}
+    for lineno, obj in iter_jsonl(path, problems, what="document"):
+        doc, text, topic = obj.get("doc_id"), obj.get("text"), obj.get("topic")
+        if not isinstance(doc, str) or not isinstance(text, str) or not doc:
+            problems.error(path, "a document needs a string doc_id and text", line=lineno, field="doc_id")
+            continue
+        docs[doc] = (text, topic if isinstance(topic, str) and topic else doc.split("/")[0])
     if problems.errors:
         raise InputError(problems.errors)
+    return docs
+
+
+def chunks_located(retrieved: pl.DataFrame, corpus: str | Path) -> tuple[pl.DataFrame, list[str]]:
+    """A chunk table built from the chunks a run retrieved (chunk id, doc id, text), each text found in
+    its document of ``corpus`` (:func:`read_corpus`) for its span; and the chunk ids that could not be
+    placed (no doc id, no text, or the text is not in the document)."""
+    docs = {doc: text for doc, (text, _) in read_corpus(corpus).items()}
     rows, lost = [], []
     for cid, doc, text in (
         retrieved.select("chunk_id", "doc_id", "text").unique("chunk_id").sort("chunk_id").iter_rows()

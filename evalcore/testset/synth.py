@@ -26,12 +26,11 @@ from typing import Any, Literal
 import polars as pl
 from pydantic import BaseModel, ValidationError
 
-from evalcore.errors import InputError, Problems
 from evalcore.judge.client import JudgeConfig, call, make_client, structured_output
 from evalcore.judge.prompt import inert
-from evalcore.runs.jsonl import iter_jsonl
 from evalcore.store import Store
 from evalcore.testset.overlap import overlap
+from evalcore.testset.remap import read_corpus
 
 PROMPT_VERSION = "synth-v1"
 KINDS = ("single", "multi", "unanswerable")
@@ -88,23 +87,13 @@ def prompt_hash() -> str:
 def chunks_from_corpus(path: str | Path) -> list[SourceChunk]:
     """A corpus (``documents.jsonl``: doc_id, text, optional topic) cut into paragraphs (blank-line
     separated), each with its character span; ids ``<doc_id>#NN`` from 01."""
-    path = Path(path)
-    problems = Problems()
     out: list[SourceChunk] = []
-    for lineno, obj in iter_jsonl(path, problems, what="document"):
-        doc, text = obj.get("doc_id"), obj.get("text")
-        if not isinstance(doc, str) or not isinstance(text, str) or not doc:
-            problems.error(path, "a document needs a string doc_id and text", line=lineno, field="doc_id")
-            continue
-        given = obj.get("topic")
-        topic: str = given if isinstance(given, str) and given else doc.split("/")[0]
+    for doc, (text, topic) in read_corpus(path).items():
         pos = 0
         for i, para in enumerate(text.split("\n\n"), start=1):
             if para.strip():
                 out.append(SourceChunk(f"{doc}#{i:02d}", doc, pos, pos + len(para), para, topic))
             pos += len(para) + 2
-    if problems.errors:
-        raise InputError(problems.errors)
     return out
 
 
