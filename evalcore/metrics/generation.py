@@ -44,7 +44,9 @@ def generation_scores(
 ) -> pl.DataFrame:
     """Per-question generation measures (null where a measure does not apply). Quotes are checked
     against the top ``context_k`` retrieved chunks (all of them when None)."""
-    checked = check_quotes(claims, context_chunks(retrieved, context_k))
+    # Only the questions with claims need their context ranked (a run with no judge output: none).
+    quoted = retrieved.join(claims.select("qid").unique(), on="qid", how="semi")
+    checked = check_quotes(claims, context_chunks(quoted, context_k))
     per_q = checked.group_by("qid").agg(
         supported=((pl.col("verdict") == "SUPPORTED") & pl.col("quote_found")).sum(),
         unverified_quotes=((pl.col("verdict") == "SUPPORTED") & ~pl.col("quote_found")).sum(),

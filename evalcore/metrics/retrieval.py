@@ -153,15 +153,20 @@ def categorical(*cols: pl.Series) -> list[pl.Series]:
     return [col.cast(pl.String).cast(dtype) if col.dtype != pl.String else col.cast(dtype) for col in cols]
 
 
-def _codes(*cols: pl.Series) -> tuple[list[np.ndarray], np.ndarray, pl.Series]:
+def _codes(*cols: pl.Series, ranked: bool = True) -> tuple[list[np.ndarray], np.ndarray | None, pl.Series]:
     """Integer codes shared by several string columns: the codes of each column, the byte-order rank
-    of each code (so trec_eval's tie-break, chunk id descending, compares ranks), and the string of
-    each code (null for a code no column uses).
+    of each code (so trec_eval's tie-break, chunk id descending, compares ranks; None unless
+    ``ranked``), and the string of each code (null for a code no column uses).
 
     Columns that already share one categorical mapping (as :func:`categorical` makes them) are used
-    as they are; others are hashed once into a fresh one.
+    as they are; others are coded by their 64-bit hashes, every value checked against its code's
+    string (a collision, never seen but possible, falls back to a categorical mapping).
     """
     if not (isinstance(cols[0].dtype, pl.Categorical) and all(c.dtype == cols[0].dtype for c in cols)):
+        hashed = None if any(c.null_count() for c in cols) else _hashed_codes(cols)
+        if hashed is not None:
+            codes, names = hashed
+            return codes, _byte_rank(names) if ranked else None, names
         cols = tuple(categorical(*cols))
     codes = [c.to_physical().to_numpy() for c in cols]
     n = max((int(c.max()) + 1 for c in codes if c.size), default=0)
@@ -171,9 +176,36 @@ def _codes(*cols: pl.Series) -> tuple[list[np.ndarray], np.ndarray, pl.Series]:
         if cc.size:
             first = pl.Series(cc).arg_unique()
             by_code = by_code.scatter(pl.Series(cc).gather(first), col.gather(first).cast(pl.String))
-    rank = np.empty(n, dtype=np.int64)
-    rank[by_code.arg_sort(nulls_last=True).to_numpy()] = np.arange(n)
-    return codes, rank, by_code
+    return codes, _byte_rank(by_code) if ranked else None, by_code
+
+
+def _byte_rank(names: pl.Series) -> np.ndarray:
+    """The byte-order rank of each code's string (nulls last)."""
+    rank = np.empty(names.len(), dtype=np.int64)
+    rank[names.arg_sort(nulls_last=True).to_numpy()] = np.arange(names.len())
+    return rank
+
+
+def _hashed_codes(cols: tuple[pl.Series, ...]) -> tuple[list[np.ndarray], pl.Series] | None:
+    """Codes from the values' hashes: one hash of every value and one integer sort, several times
+    faster than hashing the strings into a categorical mapping or sorting them (a first view of a
+    folder pays this once per run). None if two different values share a hash."""
+    allv = pl.concat([c.cast(pl.String).rename("v") for c in cols])
+    if allv.len() == 0:
+        return [np.zeros(0, np.uint32) for _ in cols], allv
+    h = allv.hash(seed=0).to_numpy()
+    order = np.argsort(h)
+    sh = h[order]
+    new = np.empty(sh.shape[0], dtype=bool)
+    new[0] = True
+    np.not_equal(sh[1:], sh[:-1], out=new[1:])
+    code = np.empty(sh.shape[0], dtype=np.uint32)  # the dtype of polars' categorical codes, which
+    code[order] = np.cumsum(new) - 1  # the compiled kernel's signatures expect
+    names = allv.gather(pl.Series(order[new]))
+    if not (allv == names.gather(pl.Series(code))).all():
+        return None
+    bounds = np.cumsum([0, *(c.len() for c in cols)])
+    return [code[a:b] for a, b in itertools.pairwise(bounds)], names
 
 
 def _groups(col: pl.Series) -> tuple[np.ndarray, np.ndarray, pl.Series, np.ndarray | None]:
@@ -241,8 +273,8 @@ def evaluate(
     if lab_order is not None:
         qrels_df = qrels_df[lab_order]
     extra = [] if wanted is None else [wanted]
-    (bq, lq, *wq), _, qnames = _codes(run_q, lab_q, *extra)
-    (c, lc), rank, cnames = _codes(run_df["chunk_id"], qrels_df["chunk_id"])
+    (bq, lq, *wq), _, qnames = _codes(run_q, lab_q, *extra, ranked=False)
+    (c, lc), _, cnames = _codes(run_df["chunk_id"], qrels_df["chunk_id"], ranked=False)
     # numba compiles read-only and writable arrays apart, and a column from polars may be either: the
     # arrays go to the kernel writable (copied only where one is read-only), the signatures its
     # warm-up compiled, so a kernel compiled in another process is never compiled again here.
@@ -261,7 +293,12 @@ def evaluate(
     qstart[lq], qend[lq] = lab_starts, lab_ends
 
     score = run_df["score"].to_numpy()
-    c, score = _rank_order_within_ties(starts, ends, c, rank, score, k.MAX_TIE)
+    # The byte order of chunk ids breaks ties of score (trec_eval's rule); a run with no tie within
+    # a question, the usual case, never compares two ids and skips sorting them.
+    ranked = k.nearly_ranked(starts, ends, score, k.MAX_TIE)
+    rank = _tie_rank(ends, score, c, cnames) if ranked else _byte_rank(cnames)
+    if not ranked:
+        c, score = _rank_order(starts, ends, c, rank, score)
     kind = np.array([k.KINDS[m.name] for m in ms], dtype=np.int64)
     cut = np.array([m.cutoff or 0 for m in ms], dtype=np.int64)
     lvl = np.array([m.rel if m.spec.binary else 1 for m in ms], dtype=np.int64)
@@ -301,14 +338,28 @@ def evaluate(
     return out.sort("qid")
 
 
-def _rank_order_within_ties(
-    starts: np.ndarray, ends: np.ndarray, c: np.ndarray, rank: np.ndarray, score: np.ndarray, max_tie: int
+def _tie_rank(ends: np.ndarray, score: np.ndarray, c: np.ndarray, names: pl.Series) -> np.ndarray:
+    """For rows in score order within each block (blocks contiguous, ending at ``ends``): a rank per
+    chunk code that orders, by byte order of the id, the chunks of every group of tied scores — the
+    only rows the kernel ever compares by id. Ties are rare, so only their chunk ids are sorted."""
+    rank = np.zeros(names.len(), dtype=np.int64)
+    if score.shape[0] < 2:
+        return rank
+    same = score[1:] == score[:-1]
+    same[ends[:-1] - 1] = False  # the last row of a block and the first of the next
+    rows = np.flatnonzero(same)
+    if rows.size:
+        tied = np.unique(c[np.concatenate([rows, rows + 1])].astype(np.int64))
+        rank[tied] = _byte_rank(names.gather(pl.Series(tied)))
+    return rank
+
+
+def _rank_order(
+    starts: np.ndarray, ends: np.ndarray, c: np.ndarray, rank: np.ndarray, score: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Rows such that each block is in score order with no tie group over ``max_tie`` rows — the
-    kernel then only re-orders inside small tie groups. A run written in rank order passes as it is
-    (the check is one compiled pass); any other is sorted trec_eval's way here, once."""
-    if kernel().nearly_ranked(starts, ends, score, max_tie):
-        return c, score
+    """Rows such that each block is in trec_eval's order (score descending, then chunk id byte order
+    descending), for a run not written in rank order — the kernel then only re-orders inside small
+    tie groups. Sorted here, once."""
     block = np.repeat(np.arange(starts.shape[0]), ends - starts)
     order = (
         pl.DataFrame({"b": block, "s": score, "r": rank[c]})

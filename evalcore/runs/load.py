@@ -298,30 +298,98 @@ def _read_run_body(
     before = len(problems.errors)
     ts = override
     if ts is None:
-        ts_path = (folder / manifest.test_set.path).resolve()
-        if not ts_path.exists():
-            near = sorted(
-                p.relative_to(folder.parent).as_posix()
-                for d in (folder, folder.parent)
-                for p in d.glob("*testset*.jsonl")
-            )
-            problems.error(
-                folder / "run.json",
-                f"the test set {manifest.test_set.path} was not found (looked for {ts_path})",
-                field="test_set.path",
-                hint="the path is relative to the run folder"
-                + (f"; test sets nearby: {', '.join(near[:3])}" if near else ""),
-            )
+        ts_path = _testset_path(folder, manifest, problems)
+        if ts_path is None:
             return None
         with _TESTSET_LOCK:  # runs load in threads; a shared test set is read once
             if ts_path not in testsets:
                 testsets[ts_path] = read_testset(ts_path, problems)
             ts = testsets[ts_path]
-        if ts is None:
-            problems.error(
-                folder / "run.json", "the run's test set has errors (listed above)", field="test_set.path"
-            )
-            return None
+    parsed = _read_results(folder, problems) if ts is not None else None
+    return _assemble(folder, manifest, ts, parsed, problems, before)
+
+
+def _read_testset_apart(path: Path) -> tuple[TestSet | None, Problems]:
+    own = Problems()
+    return read_testset(path, own), own
+
+
+def _testset_path(folder: Path, manifest: RunManifest, problems: Problems) -> Path | None:
+    """The run's test set file (resolved), or None with a problem when it is not there."""
+    ts_path = (folder / manifest.test_set.path).resolve()
+    if ts_path.exists():
+        return ts_path
+    near = sorted(
+        p.relative_to(folder.parent).as_posix()
+        for d in (folder, folder.parent)
+        for p in d.glob("*testset*.jsonl")
+    )
+    problems.error(
+        folder / "run.json",
+        f"the test set {manifest.test_set.path} was not found (looked for {ts_path})",
+        field="test_set.path",
+        hint="the path is relative to the run folder"
+        + (f"; test sets nearby: {', '.join(near[:3])}" if near else ""),
+    )
+    return None
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """A run's results file read and checked on its own (before its test set is at hand)."""
+
+    path: Path
+    frames: dict[str, pl.DataFrame] | None
+    source_key: str | None
+
+
+def _read_results(folder: Path, problems: Problems) -> _Parsed | None:
+    """The run's results file as checked frames (``frames`` None when it has errors), or None when
+    the folder has no usable results file. Needs nothing of the test set, so a folder's runs parse
+    while their test set is read."""
+    jsonl, parquet = folder / "results.jsonl", folder / "results.parquet"
+    if jsonl.exists() and parquet.exists():
+        problems.error(folder, "both results.jsonl and results.parquet exist", hint="keep one of them")
+        return None
+    if not (parquet.exists() or jsonl.exists()):
+        problems.error(
+            folder, "no results.jsonl or results.parquet in the run folder", hint="write one with RunWriter"
+        )
+        return None
+    results_path = parquet if parquet.exists() else jsonl
+    source_key = file_key(results_path)
+    # A file that read cleanly before and has not changed since comes from the cache, checked.
+    frames = _cache_read(results_path)
+    if frames is None:
+        read = _read_results_parquet if results_path == parquet else _read_results_jsonl
+        frames = read(results_path, problems)
+        if frames is None:
+            return _Parsed(results_path, None, source_key)
+        errors = len(problems.errors)
+        check_records(results_path, frames, problems)
+        if len(problems.errors) == errors:
+            _cache_write(results_path, frames)
+            # From now on the frames are the cache file's, memory-mapped: the parsed copy is freed,
+            # so a folder of many runs seen for the first time does not hold them all in memory.
+            frames = _cache_read(results_path) or frames
+    return _Parsed(results_path, frames, source_key)
+
+
+def _assemble(
+    folder: Path,
+    manifest: RunManifest,
+    ts: TestSet | None,
+    parsed: _Parsed | None,
+    problems: Problems,
+    before: int,
+) -> Run | None:
+    """The run from its parsed results and its test set, checked against each other; None when
+    either has errors (``before``: the error count before this run was read)."""
+    if ts is None:
+        problems.error(
+            folder / "run.json", "the run's test set has errors (listed above)", field="test_set.path"
+        )
+        return None
     if ts.sha256 != manifest.test_set.sha256:
         problems.warning(
             folder / "run.json",
@@ -331,34 +399,10 @@ def _read_run_body(
             found=f"sha256 {ts.sha256[:12]}… ({ts.path.name} on disk)",
             hint="scores use the labels on disk; re-run the system on this test set to compare like with like",
         )
-    jsonl, parquet = folder / "results.jsonl", folder / "results.parquet"
-    if jsonl.exists() and parquet.exists():
-        problems.error(folder, "both results.jsonl and results.parquet exist", hint="keep one of them")
+    if parsed is None or parsed.frames is None:
         return None
-    source_key = (
-        file_key(parquet if parquet.exists() else jsonl) if (parquet.exists() or jsonl.exists()) else None
-    )
-    if not (parquet.exists() or jsonl.exists()):
-        problems.error(
-            folder, "no results.jsonl or results.parquet in the run folder", hint="write one with RunWriter"
-        )
-        return None
-    results_path = parquet if parquet.exists() else jsonl
-    # A file that read cleanly before and has not changed since comes from the cache, checked.
-    frames = _cache_read(results_path)
-    if frames is None:
-        read = _read_results_parquet if results_path == parquet else _read_results_jsonl
-        frames = read(results_path, problems)
-        if frames is None:
-            return None
-        errors = len(problems.errors)
-        check_records(results_path, frames, problems)
-        if len(problems.errors) == errors:
-            _cache_write(results_path, frames)
-            # From now on the frames are the cache file's, memory-mapped: the parsed copy is freed,
-            # so a folder of many runs seen for the first time does not hold them all in memory.
-            frames = _cache_read(results_path) or frames
-    _check_against_testset(results_path, frames["results"], ts, problems)
+    frames = parsed.frames
+    _check_against_testset(parsed.path, frames["results"], ts, problems)
     if len(problems.errors) > before:
         return None
     return Run(
@@ -369,7 +413,7 @@ def _read_run_body(
         retrieved=frames["retrieved"],
         claims=frames["claims"],
         external=frames["external"],
-        source_key=source_key,
+        source_key=parsed.source_key,
     )
 
 
@@ -400,7 +444,6 @@ def load_runs(folder: str | Path, *, testset: str | Path | None = None) -> LoadR
     override = None
     if testset is not None:
         override = read_testset(testset, problems)
-    testsets: dict[Path, TestSet | None] = {}
     runs: list[Run] = []
     folders = discover_runs(root)
     if not folders:
@@ -408,16 +451,35 @@ def load_runs(folder: str | Path, *, testset: str | Path | None = None) -> LoadR
 
     load_scanner_for(sum(f.stat().st_size for d in folders for f in (d / "results.jsonl",) if f.is_file()))
 
-    def one(run_folder: Path) -> tuple[Run | None, Problems]:
+    # Each test set is read once, as the first jobs, while the runs' results files parse beside it
+    # (reading parquet and validating happen mostly outside the GIL): a results file needs nothing of
+    # its test set, and the checks between the two come last.
+    read: list[tuple[Path, RunManifest | None, Problems]] = []
+    for f in folders:
         own = Problems()
-        return read_run(run_folder, own, testsets=testsets, testset=override), own
-
-    # Reading parquet and validating happen mostly outside the GIL: threads load runs side by side.
+        read.append((f, _read_manifest(f, own), own))
+    paths = {f: _testset_path(f, m, own) for f, m, own in read if m is not None and override is None}
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        for run, own in pool.map(one, folders):
+        ts_jobs = {
+            p: pool.submit(_read_testset_apart, p) for p in dict.fromkeys(p for p in paths.values() if p)
+        }
+        jobs = {
+            f: pool.submit(_read_results, f, own)
+            for f, m, own in read
+            if m is not None and (override is not None or paths[f] is not None)
+        }
+        testsets: dict[Path, TestSet | None] = {}
+        for p, job in ts_jobs.items():
+            testsets[p], found = job.result()
+            problems.items.extend(found.items)
+        for f, manifest, own in read:
+            run = None
+            if manifest is not None and f in jobs:
+                ts = override if override is not None else testsets[paths[f]]  # type: ignore[index]
+                run = _assemble(f, manifest, ts, jobs[f].result(), own, 0)
             problems.items.extend(own.items)
             if run is not None:
-                runs.append(run)
+                runs.append(Run(**{**run.__dict__, "warnings": tuple(own.items)}))
     seen: dict[str, Path] = {}
     for run in sorted(runs, key=lambda r: (r.manifest.created, r.run_id)):
         if run.run_id in seen:

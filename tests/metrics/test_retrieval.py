@@ -52,6 +52,26 @@ def test_ties_are_broken_by_chunk_id_descending_and_rank_field_ignored() -> None
     assert out == {"qid": "q", "RR": pytest.approx(1 / 3), "P@1": 0.0, "hit@2": 0.0, "hit@3": 1.0}
 
 
+def test_ties_after_the_first_question_are_broken_by_chunk_id_too() -> None:
+    # The first question has no tie; the second has one (the run skips ordering ids when no block
+    # has a tie, so the check must look past the first block).
+    r, q = frames(
+        {"q1": [("z", 3.0), ("y", 2.0)], "q2": [("a", 2.0), ("b", 1.0), ("c", 1.0)]},
+        {"q1": {"z": 1}, "q2": {"b": 1}},
+    )
+    out = evaluate(r, q, ["RR"]).sort("qid")["RR"].to_list()
+    assert out == [1.0, pytest.approx(1 / 3)]  # q2: a, c, b
+
+
+def test_two_chunk_ids_sharing_a_hash_are_still_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Chunk ids are coded by their 64-bit hash and every value is checked against its code's
+    # string; with every hash equal (a collision) the codes must still be right.
+    r, q = frames({"q": [("a", 3.0), ("b", 2.0), ("c", 1.0)]}, {"q": {"b": 1}})
+    expected = evaluate(r, q, ["RR", "P@1"]).row(0, named=True)
+    monkeypatch.setattr(pl.Series, "hash", lambda self, seed=0: pl.Series([7] * self.len(), dtype=pl.UInt64))
+    assert evaluate(r, q, ["RR", "P@1"]).row(0, named=True) == expected == {"qid": "q", "RR": 0.5, "P@1": 0.0}
+
+
 def test_idcg_uses_all_labeled_items_not_the_retrieved_list() -> None:
     # One of two relevant chunks retrieved, at rank 1: nDCG must be < 1.
     r, q = frames({"q": [("a", 2.0), ("x", 1.0)]}, {"q": {"a": 1, "never": 1}})
