@@ -37,6 +37,10 @@ if frame.other_runs:
         f"{frame.other_runs} other run(s) answer other test sets (pick one in the sidebar)."
     )
 
+# The trend at the bottom needs every run scored: score them all at once (in parallel) before the
+# comparison below asks for two of them one at a time.
+data.all_scores(frame.fkey, frame.key)
+
 # ---- What changed: the latest run against the one before it (or a chosen baseline).
 latest = ids[-1]
 vs: str | None = None

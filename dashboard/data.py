@@ -25,6 +25,7 @@ from evalcore.judge.rerun import RerunReport
 from evalcore.metrics.retrieval import preload
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
 from evalcore.runs.groups import TestSetGroup, find_group, group_runs
+from evalcore.runs.load import parsed_before
 from evalcore.score import ceilings as score_ceilings
 from evalcore.score import score_runs, trend
 from evalcore.store import Revision, Store, Verdict
@@ -61,10 +62,13 @@ def fingerprint(folder: Path) -> Key:
 
 @st.cache_resource(show_spinner="Loading runs…", max_entries=4)
 def _load(folder: str, _key: Key) -> LoadResult:
-    # Every page scores what it loads: the compiled measures (about a second to load) load on a
-    # background thread while the run files are read — when they are compiled already. Right after
-    # an install they are not, and the first runs are scored in polars (evalcore.metrics._vector).
-    preload()
+    # A folder seen before loads from the caches, scores included: nothing to compile or score.
+    # Otherwise every page scores what it loads: the compiled measures (about a second to load)
+    # load on a background thread while the run files are read — when they are compiled already.
+    # Right after an install they are not, and the first runs are scored in polars
+    # (evalcore.metrics._vector).
+    if not parsed_before(folder):
+        preload()
     return load_runs(folder)
 
 

@@ -59,6 +59,14 @@ def read_frames(
         return None
 
 
+def has_frames(source: Path, kind: str) -> bool:
+    """Whether :func:`write_frames` kept frames for ``source`` as it is now (no frame is read)."""
+    try:
+        return (cache_dir() / kind / file_key(source) / "meta.json").exists()
+    except OSError:
+        return False
+
+
 def write_frames(
     source: Path, kind: str, frames: dict[str, pl.DataFrame], meta: dict[str, Any] | None = None
 ) -> None:

@@ -297,17 +297,41 @@ def read_plain(path: Path, *, no_null: Sequence[str] = ()) -> pl.DataFrame | Non
         return None
     if problem != CLEAN or blank or not lines:
         return None
-    # Types inferred from the first lines make one pass; if a later line holds a key they did not
-    # see (polars would drop it) or a value of another type (a string column would stringify it),
-    # the counts differ from the scan's and the file is read again with types from every line.
-    for infer in (100, None):
+    # pyarrow's JSON reader first (about twice polars' speed, side by side with other files on a
+    # few threads); it infers types per block and refuses a later block that disagrees, and it may
+    # read a date-like string as a timestamp (then the string count differs). Polars next, with types
+    # from every line. Either way the frame must hold exactly the values the scan counted: a key
+    # dropped or a value stringified shows as a difference, and the line-by-line reader takes over.
+    for read in (_read_arrow, lambda p: pl.read_ndjson(p, infer_schema_length=None)):
         try:
-            df = pl.read_ndjson(path, infer_schema_length=infer)
-        except (pl.exceptions.PolarsError, OSError, ValueError):
+            df = read(path)
+        except (
+            pl.exceptions.PolarsError,
+            OSError,
+            ValueError,
+            TypeError,
+            NotImplementedError,
+        ):  # pyarrow: ValueError
             continue
         if df.height == lines and _present(df) == (values, strings):
             return df
     return None
+
+
+def _read_arrow(path: Path) -> pl.DataFrame:
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    data = path.read_bytes()
+    data.decode("utf-8")  # pyarrow does not check (polars does): bad bytes go to the exact reader
+    # One thread per file: the caller reads several files at once (faster than threads inside one).
+    table = pj.read_json(
+        pa.BufferReader(data), read_options=pj.ReadOptions(use_threads=False, block_size=1 << 24)
+    )
+    df = pl.from_arrow(table)
+    if not isinstance(df, pl.DataFrame):  # pragma: no cover - a table converts to a frame
+        raise ValueError(path)
+    return df
 
 
 def _present(df: pl.DataFrame) -> tuple[int, int]:

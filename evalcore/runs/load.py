@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 from pydantic import ValidationError
 
-from evalcore.cache import file_key, read_frames, write_frames
+from evalcore.cache import file_key, has_frames, read_frames, write_frames
 from evalcore.errors import InputError, Problem, Problems, short
 from evalcore.runs.frames import FRAMES, check_records, frames_from_records
 from evalcore.runs.jsonl import (
@@ -495,6 +495,16 @@ def load_runs(folder: str | Path, *, testset: str | Path | None = None) -> LoadR
     # Grouped by file, in line order, whichever thread found them.
     out.problems = sorted(problems.items, key=lambda p: (p.path, p.line or 0))
     return out
+
+
+def parsed_before(folder: str | Path) -> bool:
+    """Whether every run under ``folder`` was read before, unchanged since (its parse is cached):
+    then a load is a few memory maps and, most likely, its scores are cached too."""
+    for run_folder in discover_runs(Path(folder)):
+        results = [run_folder / n for n in ("results.parquet", "results.jsonl") if (run_folder / n).exists()]
+        if not results or not has_frames(results[0], "results"):
+            return False
+    return True
 
 
 def load_run(folder: str | Path) -> Run:

@@ -214,6 +214,18 @@ def test_jsonl_is_converted_once_then_read_from_cache(
     assert len(load_runs(runs_copy).runs) == 4 and calls == [1]
 
 
+def test_parsed_before_says_whether_a_load_would_be_served_from_the_cache(runs_copy: Path) -> None:
+    # The dashboard loads the compiled measures only for a folder it has not read before.
+    from evalcore.runs.load import parsed_before
+
+    assert not parsed_before(runs_copy)
+    load_runs(runs_copy)
+    assert parsed_before(runs_copy)
+    p = runs_copy / BASE / "results.jsonl"
+    p.write_text(p.read_text() + "\n")  # changed since: read again
+    assert not parsed_before(runs_copy)
+
+
 def test_a_file_with_errors_is_never_cached(runs_copy: Path) -> None:
     """Errors must show on every load, not only the first."""
     p = runs_copy / BASE / "results.jsonl"
