@@ -12,7 +12,6 @@ the file line by line to name the line and field of every problem.
 from __future__ import annotations
 
 import json
-import mmap
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -281,57 +280,69 @@ def read_plain(path: Path, *, no_null: Sequence[str] = ()) -> pl.DataFrame | Non
     (the caller checks those)."""
     if not scan_worth_it(path):
         return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if data.startswith(b"\xef\xbb\xbf") or not data:
+        return None
+    # Parsed first, scanned after: the parse needs no compiled code, so on a folder's first files it
+    # runs while the scanner is loading (numba, about a second once per process).
+    first = _read_arrow(data)
     from evalcore.runs._scan import CLEAN, key_hash, scan_jsonl
 
-    try:
-        with path.open("rb") as fh:
-            if fh.read(3) == b"\xef\xbb\xbf":
-                return None
-            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                view = np.frombuffer(mm, dtype=np.uint8)
-                problem, _, lines, blank, values, strings = scan_jsonl(
-                    view, np.array([key_hash(k.encode()) for k in no_null], np.int64)
-                )
-                del view  # the map cannot close while an array points into it
-    except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
-        return None
+    problem, _, lines, blank, values, strings = scan_jsonl(
+        np.frombuffer(data, dtype=np.uint8), np.array([key_hash(k.encode()) for k in no_null], np.int64)
+    )
     if problem != CLEAN or blank or not lines:
         return None
+
     # pyarrow's JSON reader first (about twice polars' speed, side by side with other files on a
     # few threads); it infers types per block and refuses a later block that disagrees, and it may
     # read a date-like string as a timestamp (then the string count differs). Polars next, with types
     # from every line. Either way the frame must hold exactly the values the scan counted: a key
     # dropped or a value stringified shows as a difference, and the line-by-line reader takes over.
-    for read in (_read_arrow, lambda p: pl.read_ndjson(p, infer_schema_length=None)):
-        try:
-            df = read(path)
-        except (
-            pl.exceptions.PolarsError,
-            OSError,
-            ValueError,
-            TypeError,
-            NotImplementedError,
-        ):  # pyarrow: ValueError
-            continue
-        if df.height == lines and _present(df) == (values, strings):
-            return df
+    def counted(df: pl.DataFrame | None) -> bool:
+        return df is not None and df.height == lines and _present(df) == (values, strings)
+
+    if counted(first):
+        return first
+    second = _read_polars(path)
+    if counted(second):
+        return second
     return None
 
 
-def _read_arrow(path: Path) -> pl.DataFrame:
+_REFUSED = (
+    pl.exceptions.PolarsError,
+    OSError,
+    ValueError,
+    TypeError,
+    NotImplementedError,
+)  # pyarrow: ValueError
+
+
+def _read_polars(path: Path) -> pl.DataFrame | None:
+    try:
+        return pl.read_ndjson(path, infer_schema_length=None)
+    except _REFUSED:
+        return None
+
+
+def _read_arrow(data: bytes) -> pl.DataFrame | None:
     import pyarrow as pa
     import pyarrow.json as pj
 
-    data = path.read_bytes()
-    data.decode("utf-8")  # pyarrow does not check (polars does): bad bytes go to the exact reader
-    # One thread per file: the caller reads several files at once (faster than threads inside one).
-    table = pj.read_json(
-        pa.BufferReader(data), read_options=pj.ReadOptions(use_threads=False, block_size=1 << 24)
-    )
+    try:
+        data.decode("utf-8")  # pyarrow does not check (polars does): bad bytes go to the exact reader
+        # One thread per file: the caller reads several files at once (faster than threads inside one).
+        table = pj.read_json(
+            pa.BufferReader(data), read_options=pj.ReadOptions(use_threads=False, block_size=1 << 24)
+        )
+    except _REFUSED:
+        return None
     df = pl.from_arrow(table)
-    if not isinstance(df, pl.DataFrame):  # pragma: no cover - a table converts to a frame
-        raise ValueError(path)
-    return df
+    return df if isinstance(df, pl.DataFrame) else None
 
 
 def _present(df: pl.DataFrame) -> tuple[int, int]:

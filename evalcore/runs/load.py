@@ -459,7 +459,8 @@ def load_runs(folder: str | Path, *, testset: str | Path | None = None) -> LoadR
         own = Problems()
         read.append((f, _read_manifest(f, own), own))
     paths = {f: _testset_path(f, m, own) for f, m, own in read if m is not None and override is None}
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+    # Twice the cores: while numba loads (holding the interpreter most of a second) the others parse.
+    with ThreadPoolExecutor(max_workers=min(4, 2 * (os.cpu_count() or 1))) as pool:
         ts_jobs = {
             p: pool.submit(_read_testset_apart, p) for p in dict.fromkeys(p for p in paths.values() if p)
         }

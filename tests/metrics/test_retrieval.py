@@ -129,13 +129,18 @@ def test_bad_measure_names_say_what_is_wrong(bad: str, says: str) -> None:
         parse_measure(bad)
 
 
-def test_straddling_ties_are_counted() -> None:
+def test_straddling_ties_are_counted() -> None:  # and told apart from ties that change nothing
     r, q = frames(
         {"q1": [("a", 2.0), ("b", 1.0), ("c", 1.0)], "q2": [("a", 3.0), ("b", 2.0), ("c", 1.0)]},
         {"q1": {"c": 1}, "q2": {"a": 1}},
     )
     t = straddling_ties(r, q, [2]).row(0, named=True)
     assert t == {"k": 2, "straddled": 1, "affected": 1}
+    # The same split tie with both chunks unlabeled (grade 0 alike): straddled, but no value moves.
+    r, q = frames({"q1": [("a", 2.0), ("b", 1.0), ("c", 1.0)]}, {"q1": {"a": 1}})
+    t = straddling_ties(r, q, [2, 3]).to_dicts()
+    assert t == [{"k": 2, "straddled": 1, "affected": 0}, {"k": 3, "straddled": 0, "affected": 0}]
+    assert straddling_ties(r, q, []).schema == {"k": pl.Int64, "straddled": pl.Int64, "affected": pl.Int64}
 
 
 # ------------------------------------------------------------------ properties

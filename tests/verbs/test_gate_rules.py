@@ -107,3 +107,62 @@ def test_holm_is_applied_across_every_metric_compared_at_once() -> None:
     by = c.by_slice("type", metrics=["faithfulness", "abstention", "R@5"], permutations=2000)
     cells = by.filter(pl.col("p").is_not_null())
     assert cells["p_holm"].to_list() == pytest.approx(holm(cells["p"].to_numpy()).tolist())
+
+
+def test_a_policy_file_sets_every_rule_it_names_and_keeps_the_defaults_of_the_rest(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    cfg = tmp_path / "gate.toml"
+    cfg.write_text(
+        "[gate]\n"
+        "require_significance = true\n"
+        "alpha = 0.01\n"
+        "k = 10\n"
+        'must_pass_metrics = ["R@10", "faithfulness"]\n'
+        '[metrics."R@5"]\n'
+        'severity = "warn"\n'  # max_drop not given: the default tolerance (0.02) stays
+        "[metrics.faithfulness]\n"
+        "max_drop = 0.2\n"  # severity not given: "fail", whatever the default was
+        '[metrics."P@5"]\n'
+        "max_drop = 0.01\n",  # a metric with no default rule
+        encoding="utf-8",
+    )
+    policy = GatePolicy.from_toml(cfg)
+    rules = {r.metric: (r.max_drop, r.severity) for r in policy.rules}
+    assert rules["R@5"] == (0.02, "warn")
+    assert rules["faithfulness"] == (0.2, "fail")
+    assert rules["P@5"] == (0.01, "fail")
+    assert rules["nDCG@10"] == (0.02, "fail"), "a rule the file does not name keeps its default"
+    assert policy.must_pass_metrics == ("R@10", "faithfulness")
+    assert (policy.require_significance, policy.alpha, policy.k) == (True, 0.01, 10)
+    default = GatePolicy.from_toml(_write(tmp_path / "empty.toml", ""))
+    assert (default.require_significance, default.alpha, default.k) == (False, 0.05, 5)
+    assert default.must_pass_metrics == GatePolicy.default().must_pass_metrics
+
+
+def _write(path, text: str):  # type: ignore[no-untyped-def]
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[gates]\nk = 5\n", "unknown key(s) gates"),
+        ("[gate]\nkk = 5\nalpha = 0.1\n", "unknown key(s) gate.kk;"),
+        ('[metrics."R@5"]\nmax_drop = 0.1\ntolerance = 1\n', "takes max_drop and severity"),
+        ('[metrics."R@5"]\nseverity = "WARN"\n', 'severity must be "fail" or "warn", found \'WARN\''),
+        ('[metrics."R@5"]\nmax_drop = -0.1\n', "max_drop must be a number >= 0, found -0.1"),
+        ('[metrics."R@5"]\nmax_drop = "a lot"\n', "max_drop must be a number >= 0"),
+        (
+            '[gate]\nmust_pass_metrics = ["R@5", "no_answer"]\n',
+            "gate.must_pass_metrics: no_answer has no better",
+        ),
+        ("[gate\n", "not valid TOML"),
+    ],
+)
+def test_a_policy_file_with_a_mistake_is_refused_naming_the_file_and_key(
+    tmp_path, text: str, message: str
+) -> None:  # type: ignore[no-untyped-def]
+    cfg = _write(tmp_path / "gate.toml", text)
+    with pytest.raises(ValueError, match=None) as err:
+        GatePolicy.from_toml(cfg)
+    assert str(err.value).startswith(str(cfg)) and message in str(err.value)
