@@ -286,7 +286,9 @@ def markdown_report(res: GateResult) -> str:
 
 
 def junit_report(res: GateResult) -> str:
-    """JUnit XML: a testcase per gated metric and per must-pass question."""
+    """JUnit XML: a testcase per gated metric and per must-pass question. A failed check is a
+    ``failure``; a warning or a skipped metric ``skipped``; a metric that could not be judged (the
+    runs' judges differ) an ``error`` — never a passing testcase."""
     cases = []
     for c in res.checks:
         body = ""
@@ -294,6 +296,8 @@ def junit_report(res: GateResult) -> str:
             body = f"<failure message={quoteattr(c['reason'])}/>"
         elif c["status"] in ("skipped", "warn"):
             body = f"<skipped message={quoteattr(c['status'] + ': ' + c['reason'])}/>"
+        elif c["status"] == "incomparable":
+            body = f"<error message={quoteattr(c['reason'])}/>"
         cases.append(
             f'  <testcase classname="ragtriage.metrics" name={quoteattr(c["metric"])}>{body}</testcase>'
         )
@@ -306,9 +310,10 @@ def junit_report(res: GateResult) -> str:
         m["status"] == "fail" for m in res.must_pass
     )
     skipped = sum(c["status"] in ("skipped", "warn") for c in res.checks)
+    errors = sum(c["status"] == "incomparable" for c in res.checks)
     head = (
         f'<testsuite name="ragtriage gate" tests="{len(cases)}" failures="{failures}" '
-        f'skipped="{skipped}" errors="0">'
+        f'skipped="{skipped}" errors="{errors}">'
     )
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + head + "\n" + "\n".join(cases) + "\n</testsuite>\n"
 

@@ -166,3 +166,47 @@ def test_a_policy_file_with_a_mistake_is_refused_naming_the_file_and_key(
     with pytest.raises(ValueError, match=None) as err:
         GatePolicy.from_toml(cfg)
     assert str(err.value).startswith(str(cfg)) and message in str(err.value)
+
+
+def test_the_junit_report_counts_and_marks_every_outcome_the_way_ci_reads_it() -> None:
+    import xml.etree.ElementTree as ET
+
+    from evalcore.gate import GateResult, junit_report
+
+    res = GateResult(
+        passed=False,
+        checks=[
+            {"metric": "R@5", "status": "fail", "reason": "dropped 0.10 > 0.02"},
+            {"metric": "faithfulness", "status": "warn", "reason": "dropped 0.10 > 0.05"},
+            {"metric": "correctness", "status": "pass", "reason": "ok"},
+            {"metric": "abstention", "status": "skipped", "reason": "no question has it"},
+            {"metric": "relevance", "status": "incomparable", "reason": "judges differ"},
+        ],
+        must_pass=[
+            {"qid": "q<1>", "status": "fail", "reasons": ["R@5 fell", "faithfulness fell"]},
+            {"qid": "q2", "status": "pass", "reasons": []},
+        ],
+    )
+    text = junit_report(res)
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>\n') and text.endswith("</testsuite>\n")
+    suite = ET.fromstring(text.split("\n", 1)[1])
+    assert suite.attrib == {
+        "name": "ragtriage gate",
+        "tests": "7",
+        "failures": "2",
+        "skipped": "2",
+        "errors": "1",
+    }
+    got = {
+        (case.get("classname"), case.get("name")): [(child.tag, child.get("message")) for child in case]
+        for case in suite
+    }
+    assert got == {
+        ("ragtriage.metrics", "R@5"): [("failure", "dropped 0.10 > 0.02")],
+        ("ragtriage.metrics", "faithfulness"): [("skipped", "warn: dropped 0.10 > 0.05")],
+        ("ragtriage.metrics", "correctness"): [],
+        ("ragtriage.metrics", "abstention"): [("skipped", "skipped: no question has it")],
+        ("ragtriage.metrics", "relevance"): [("error", "judges differ")],
+        ("ragtriage.must_pass", "q<1>"): [("failure", "R@5 fell; faithfulness fell")],
+        ("ragtriage.must_pass", "q2"): [],
+    }
