@@ -129,6 +129,14 @@ def test_bad_measure_names_say_what_is_wrong(bad: str, says: str) -> None:
         parse_measure(bad)
 
 
+def test_the_names_an_unknown_measure_error_suggests_are_real_measures_in_canonical_spelling() -> None:
+    with pytest.raises(ValueError, match="unknown measure") as err:
+        parse_measure("F1@5")
+    suggested = str(err.value).split("expected one of ", 1)[1].split(", ")
+    assert len(suggested) >= 10 and "bpref" in suggested
+    assert [str(parse_measure(name)) for name in suggested] == suggested
+
+
 def test_straddling_ties_are_counted() -> None:  # and told apart from ties that change nothing
     r, q = frames(
         {"q1": [("a", 2.0), ("b", 1.0), ("c", 1.0)], "q2": [("a", 3.0), ("b", 2.0), ("c", 1.0)]},
