@@ -210,3 +210,68 @@ def test_the_junit_report_counts_and_marks_every_outcome_the_way_ci_reads_it() -
         ("ragtriage.must_pass", "q<1>"): [("failure", "R@5 fell; faithfulness fell")],
         ("ragtriage.must_pass", "q2"): [],
     }
+
+
+def test_must_pass_questions_fail_with_every_reason_in_order() -> None:
+    def row(
+        qid: str, answerable: bool = True, left: list[str] | None = None, **deltas: float
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "qid": qid,
+            "must_pass": True,
+            "answerable": answerable,
+            "left_top_k": left or [],
+            "diagnosis": "d",
+            "abstention_base": None,
+            "abstention_cand": None,
+        }
+        for m in ("R@5", "faithfulness", "false_refusal", "abstention"):
+            d = deltas.get(m.replace("@", "_"))
+            base = 0.5 if d is not None else None
+            out |= {f"{m}_base": base, f"{m}_cand": None if d is None else base + d, f"{m}_delta": d}  # type: ignore[operator]
+        return out
+
+    rows = [
+        row("q1", R_5=-0.5, left=["c1", "c2"]),
+        row("q2", answerable=False, faithfulness=-0.5, abstention=-1.0),
+        row("q3", false_refusal=+0.5),
+        row("q4", R_5=+0.5, false_refusal=-0.5),
+    ]
+    rows[1] |= {"abstention_base": 1, "abstention_cand": 0}
+    per_q = pl.DataFrame(rows, infer_schema_length=None)
+    cmp = _comparison([{"metric": "R@5", "delta": 0.0, "p_holm": 0.5}])
+    cmp = Comparison(
+        baseline=None, candidate=None, k=5, metrics=cmp.metrics, per_question=per_q, summary=cmp.summary
+    )
+    policy = GatePolicy((), must_pass_metrics=("R@5", "faithfulness", "false_refusal"))
+    res = run_gate(cmp, policy)
+    got = {m["qid"]: (m["status"], m["reasons"]) for m in res.must_pass}
+    assert got == {
+        "q1": ("fail", ["R@5 0.500 → 0.000", "labeled chunk(s) left the top 5: c1, c2"]),
+        "q2": ("fail", ["unanswerable question stopped abstaining", "faithfulness 0.500 → 0.000"]),
+        "q3": ("fail", ["false_refusal 0.500 → 1.000"]),
+        "q4": ("pass", []),
+    }
+    assert not res.passed and res.exit_code == 1
+
+
+def test_a_p_value_equal_to_alpha_is_not_significant() -> None:
+    rows = [{"metric": "R@5", "delta": -0.10, "p_holm": 0.05}]
+    assert _status(rows, [MetricRule("R@5", 0.02)], require_significance=True)["R@5"] == "pass"
+
+
+def test_a_skipped_or_unjudgeable_check_still_names_its_rule() -> None:
+    res = run_gate(
+        _comparison([{"metric": "R@5", "n": 0}]),
+        GatePolicy((MetricRule("R@5", 0.03, "warn"),), must_pass_metrics=()),
+    )
+    assert res.checks == [
+        {
+            "metric": "R@5",
+            "status": "skipped",
+            "severity": "warn",
+            "reason": "no question has this metric in both runs",
+            "max_drop": 0.03,
+        }
+    ]
+    assert res.passed
