@@ -275,3 +275,32 @@ def test_a_skipped_or_unjudgeable_check_still_names_its_rule() -> None:
         }
     ]
     assert res.passed
+
+
+def test_the_per_question_export_holds_every_question_as_json_or_csv(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+    import json
+
+    from evalcore.gate import write_per_question
+
+    runs = load_runs(SAMPLE).runs
+    res = run_gate(compare(runs[RERANK], runs[PROMPT2], permutations=200), GatePolicy.default())
+    assert res.comparison is not None
+    # The sample's runs lose no labeled chunk; give two questions some, as a retrieval change would.
+    pq0 = res.comparison.per_question
+    left = [["c-1", "c-2"] if i == 0 else ["c-9"] if i == 3 else [] for i in range(pq0.height)]
+    per_q = pq0.with_columns(left_top_k=pl.Series(left, dtype=pl.List(pl.String)))
+    res = dataclasses.replace(res, comparison=dataclasses.replace(res.comparison, per_question=per_q))
+
+    write_per_question(res, tmp_path / "pq.JSON")  # the suffix in any case
+    text = (tmp_path / "pq.JSON").read_text(encoding="utf-8")
+    assert text.startswith("[\n") and text.endswith("]\n"), "one readable JSON document"
+    rows = json.loads(text)
+    assert [r["qid"] for r in rows] == per_q["qid"].to_list()
+    assert [r["left_top_k"] for r in rows] == per_q["left_top_k"].to_list()
+
+    write_per_question(res, tmp_path / "pq.csv")
+    csv = pl.read_csv(tmp_path / "pq.csv")
+    assert csv["qid"].to_list() == per_q["qid"].to_list()
+    joined = per_q["left_top_k"].list.join(" ").to_list()
+    assert csv["left_top_k"].fill_null("").to_list() == joined, "chunk ids joined by single spaces"
