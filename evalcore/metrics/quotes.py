@@ -126,10 +126,12 @@ def fuzzy_span(q: str, folded: str) -> tuple[int, int, float] | None:
     if al is None:
         return None
     a, b = al.dest_start, al.dest_end
-    # Widen to whole numbers at the edges, so a cut-off digit cannot pass the number check.
-    while a > 0 and folded[a - 1].isdigit() and folded[a].isdigit():
+    # Widen to whole words and numbers at the edges: the alignment window is as long as the quote,
+    # so a dropped letter leaves the last word cut ("…to star"), and a cut-off digit must not pass
+    # the number check.
+    while a > 0 and folded[a - 1].isalnum() and folded[a].isalnum():
         a -= 1
-    while b < len(folded) and folded[b - 1].isdigit() and folded[b].isdigit():
+    while b < len(folded) and folded[b - 1].isalnum() and folded[b].isalnum():
         b += 1
     if _numbers(q) != _numbers(folded[a:b]):
         return None

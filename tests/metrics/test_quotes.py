@@ -68,6 +68,25 @@ def test_a_judges_small_slip_matches_fuzzily_and_says_so() -> None:
     assert (row["quote_found"], row["quote_match"], row["quote_chunk"]) == (True, "fuzzy", "c9")
 
 
+def test_a_fuzzy_match_points_exactly_at_the_text_it_matched() -> None:
+    text = "Seats: Restores from the archive tier take up to twelve hours to start. Then more."
+    quote = "Restores from the archive tier take up to twelve hour to start"
+    m = span(text, quote)
+    assert m is not None and m.kind == "fuzzy"
+    assert text[m.start : m.end] == "Restores from the archive tier take up to twelve hours to start"
+
+
+def test_a_quote_with_regex_characters_is_matched_as_plain_text() -> None:
+    # The vectorised exact match must not read a quote as a pattern: "1.5" is not "125", "(" is text.
+    chunk = "The Pro plan (billed yearly) costs 125 dollars per seat."
+    assert _faithfulness("costs 1.5 dollars per seat", [chunk])["faithfulness"] == 0.0
+    assert _faithfulness("Pro plan (billed yearly) costs", [chunk])["faithfulness"] == 1.0
+    claims = pl.DataFrame({"qid": ["q"], "quote": ["plan (billed yearly"]})
+    context = pl.DataFrame({"qid": ["q"], "chunk_id": ["c"], "text": [chunk], "rank": [1]})
+    row = check_quotes(claims, context).row(0, named=True)
+    assert (row["quote_found"], row["quote_match"]) == (True, "exact")
+
+
 def test_fuzzy_matching_never_forgives_a_changed_number_or_a_short_quote() -> None:
     assert find("Backups in the Vault tier are kept for 30 days", [VAULT]) is None
     assert find("kept for 90 dayz", [VAULT]) is None, "short quotes must match exactly"
