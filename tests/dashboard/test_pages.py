@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard.frame import PREFETCHED
 from evalcore import compare, load_runs, score_run, summarize
 from helpers import ROOT, SAMPLE
 
@@ -665,3 +666,26 @@ def test_breakdown_and_the_trend_say_when_judges_differ(
     at = open_page(monkeypatch, folder=runs_copy)
     assert "These runs were judged by 2 judges" in texts(at)
     assert f"claude-other-judge · prompt faithfulness-v4: {CAND}" in texts(at)
+
+
+def test_the_browsers_warm_up_leaves_nothing_behind_and_moves_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """While the runs load on a tab's first run, a hidden table and chart make the browser fetch their
+    code (dashboard.frame); once loaded they are gone, and later runs keep every element in its place
+    (a moved element is a new one to the browser: an open expander would close)."""
+    (tmp_path / "empty").mkdir()
+    at = open_page(monkeypatch, folder=tmp_path / "empty")
+    assert not at.dataframe and not at.get("plotly_chart"), "nothing but the message on an empty folder"
+
+    at = open_page(monkeypatch, "pages/3_Question.py", qid="hv-026")
+    charts, tables = len(at.get("plotly_chart")), len(at.dataframe)
+
+    def layout(at: AppTest) -> list[str]:
+        return [type(node).__name__ for node in at.main]
+
+    before = layout(at)
+    assert at.session_state[PREFETCHED]
+    at.run()
+    assert layout(at) == before
+    assert (len(at.get("plotly_chart")), len(at.dataframe)) == (charts, tables)
