@@ -118,10 +118,11 @@ def _seed_group(groups: list[TestSetGroup]) -> list[str]:
 PREFETCHED = "_frame_prefetched"
 
 
-def _prefetch_components() -> DeltaGenerator:
-    """On a browser tab's first script run, an empty table and chart out of sight (1 px tall), so the
-    browser fetches and compiles their code — Plotly's alone takes 1-1.5 s on a 2-core machine — while
-    the server reads the runs, rather than after the page's script has finished. The caller empties
+def _prefetch_components(charts: bool) -> DeltaGenerator:
+    """On a browser tab's first script run, an empty table (and chart, for a page that draws one) out
+    of sight (1 px tall), so the browser fetches and compiles their code — Plotly's alone takes 1-1.5 s
+    on a 2-core machine — while the server reads the runs, rather than after the page's script has
+    finished (a page without a chart would only pay for it). The caller empties
     the slot once the runs are loaded. The slot itself is there on every run, so the elements after it
     keep their place in the page (a moved element is a new one: an open expander would close)."""
     slot = st.empty()
@@ -129,17 +130,20 @@ def _prefetch_components() -> DeltaGenerator:
         st.session_state[PREFETCHED] = True
         with slot.container(height=1, border=False):
             st.dataframe(pl.DataFrame({"": [0]}), hide_index=True)
-            st.plotly_chart(go.Figure(layout={"height": 10}), config={"staticPlot": True})
+            if charts:
+                st.plotly_chart(go.Figure(layout={"height": 10}), config={"staticPlot": True})
     return slot
 
 
-def setup(title: str, icon: str) -> Frame:
+def setup(title: str, icon: str, *, charts: bool = True) -> Frame:
+    """The page's frame; ``charts``: whether the page draws plotly charts (their code is fetched
+    while the runs load)."""
     st.set_page_config(page_title=f"{title} · ragtriage", page_icon=icon, layout="wide")
     folder = runs_folder()
     with st.sidebar:  # the way around shows while the runs load
         for path, label, page_icon in PAGES:
             st.page_link(path, label=label, icon=page_icon)
-    prefetch = _prefetch_components()
+    prefetch = _prefetch_components(charts)
     result, key = load(folder)
     prefetch.empty()
     groups = data.groups(str(folder), key) if result.runs else []

@@ -23,7 +23,7 @@ from dashboard.render import (
 )
 from dashboard.views import CompareView
 
-frame = setup("Compare", ":material/compare_arrows:")
+frame = setup("Compare", ":material/compare_arrows:", charts=False)
 need_runs(frame, 2)
 runs = frame.result.runs
 ids = frame.run_ids

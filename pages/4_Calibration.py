@@ -11,7 +11,7 @@ from dashboard.frame import complain, need_runs, rejudge_key_field, setup
 from dashboard.render import highlighted, md_code, md_escape
 from dashboard.views import CalibrationView
 
-frame = setup("Calibration", ":material/balance:")
+frame = setup("Calibration", ":material/balance:", charts=False)
 need_runs(frame)
 ids = frame.run_ids
 sessions = calib.sessions(ids)

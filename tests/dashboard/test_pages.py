@@ -703,3 +703,28 @@ def test_the_server_does_not_hold_each_finished_page_behind_a_full_garbage_colle
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert shown.stdout.strip() == "False"
+
+
+def test_the_warm_up_draws_a_chart_only_for_pages_that_draw_charts_and_once_per_tab() -> None:
+    """The hidden warm-up (dashboard.frame): a table always, a chart only when asked (fetching
+    Plotly's code costs the browser 1-1.5 s of CPU), and nothing on the tab's later runs."""
+
+    def script(charts: bool) -> None:
+        from dashboard.frame import _prefetch_components
+
+        _prefetch_components(charts)
+
+    for charts in (True, False):
+        at = AppTest.from_function(script, args=(charts,), default_timeout=30)
+        at.run()
+        assert (len(at.dataframe), len(at.get("plotly_chart"))) == (1, int(charts))
+        at.run()
+        assert (len(at.dataframe), len(at.get("plotly_chart"))) == (0, 0), "once per browser tab"
+
+
+def test_every_page_says_whether_it_draws_charts() -> None:
+    """A page without a plotly chart passes ``charts=False`` to setup (else the browser fetches
+    Plotly's code for nothing); a page with one does not."""
+    for page in [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]:
+        text = page.read_text()
+        assert ("st.plotly_chart(" in text) != ("charts=False" in text), page.name
