@@ -234,6 +234,15 @@ def _fmt(v: Any, digits: int = 4) -> str:
     return "–" if v is None else f"{v:.{digits}f}" if isinstance(v, float) else str(v)
 
 
+def _passed_anyway(check: dict[str, Any]) -> str:
+    """For a check that passed although its metric dropped beyond the tolerance (the drop was not
+    significant), why: a reader would otherwise see a pass beside a delta larger than the tolerance."""
+    drop = check.get("drop")
+    if check["status"] == "pass" and drop is not None and drop > check["max_drop"] + EPS:
+        return f" — {check['reason']}"
+    return ""
+
+
 def markdown_report(res: GateResult) -> str:
     """A summary fit for ``$GITHUB_STEP_SUMMARY``."""
     cmp = res.comparison
@@ -256,7 +265,7 @@ def markdown_report(res: GateResult) -> str:
         lines.append(
             f"| {c['metric']} | {_fmt(c.get('baseline'))} | {_fmt(c.get('candidate'))} | "
             f"{_fmt(c.get('delta'))}{ci} | {_fmt(c.get('p_holm'), 3)} | −{c['max_drop']:.3f} ({c['severity']}) | "
-            f"{icon[c['status']]} {c['status']} |"
+            f"{icon[c['status']]} {c['status']}{_passed_anyway(c)} |"
         )
     failed_must = [m for m in res.must_pass if m["status"] == "fail"]
     lines += [
