@@ -19,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-CACHE_VERSION = "5"  # 5: a test case may state `answerable`; 4: Arrow IPC (was parquet)
+CACHE_VERSION = "6"  # 6: all-null columns not written; 5: a test case may state `answerable`; 4: Arrow IPC
 
 
 def cache_dir() -> Path:
@@ -54,7 +54,7 @@ def read_frames(
         if not meta_path.exists():
             return None
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        return {name: _map_ipc(folder / f"{name}.arrow") for name in names}, meta
+        return {name: _read_frame(folder, name) for name in names}, meta
     except (OSError, ValueError, pl.exceptions.PolarsError):  # pyarrow raises OSError/ValueError
         return None
 
@@ -76,6 +76,13 @@ def write_frames(
         folder.mkdir(parents=True, exist_ok=True)
         tag = f"{os.getpid()}.{threading.get_ident()}"
         for name, frame in frames.items():
+            # A column with no value (a run's chunk texts and doc ids when it has none) is not
+            # written: the first view of a folder writes a third less (this VM's disk holds the
+            # writer back after a few hundred MB), and the schema says what to put back.
+            empty = [c for c in frame.columns if frame.height and frame[c].null_count() == frame.height]
+            if empty:
+                _write_ipc(frame.head(0), folder / f"{name}.schema.arrow")
+                frame = frame.drop(empty[: frame.width - 1])  # one column keeps the height
             _write_ipc(frame, folder / f"{name}.arrow")
         tmp = folder / f".meta.{tag}.tmp"
         tmp.write_text(json.dumps(meta or {}), encoding="utf-8")
@@ -116,6 +123,18 @@ def _write_ipc(frame: pl.DataFrame, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     frame.write_ipc(tmp, compression="uncompressed", compat_level=pl.CompatLevel.newest())
     os.replace(tmp, path)
+
+
+def _read_frame(folder: Path, name: str) -> pl.DataFrame:
+    """A frame :func:`write_frames` wrote, its all-null columns back in place."""
+    frame = _map_ipc(folder / f"{name}.arrow")
+    full = folder / f"{name}.schema.arrow"
+    if full.exists():
+        schema = _map_ipc(full).schema
+        frame = frame.with_columns(
+            pl.lit(None, dtype=dtype).alias(c) for c, dtype in schema.items() if c not in frame.columns
+        ).select(list(schema))
+    return frame
 
 
 def _map_ipc(path: Path) -> pl.DataFrame:

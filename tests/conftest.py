@@ -42,7 +42,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         if missing:
             msg = "CI=true and these are missing, so their tests would be skipped: " + ", ".join(missing)
             raise pytest.UsageError(msg)
-    import evalcore.runs._scan  # noqa: F401 - loaded, so the tests of the compiled reader use it
+    from evalcore.runs.jsonl import _warm_scanner
+
+    _warm_scanner()  # loaded, so the tests of the compiled reader use it (lifting lists included)
     from evalcore.metrics.retrieval import kernel
 
     kernel()

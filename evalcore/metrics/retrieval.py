@@ -101,6 +101,11 @@ def _compile_elsewhere() -> None:
     """Compile the kernel in a low-priority child process: numba caches the build on disk, and this
     process loads it from there on its next scoring — no compile holding this interpreter's lock
     while a user clicks through the dashboard."""
+    compile_elsewhere("from evalcore.metrics.retrieval import kernel; kernel()")
+
+
+def compile_elsewhere(code: str) -> None:
+    """Run ``code`` (which compiles something numba caches on disk) in a low-priority child process."""
     import subprocess
     import sys
 
@@ -109,7 +114,7 @@ def _compile_elsewhere() -> None:
             os.nice(15)
 
     subprocess.Popen(
-        [sys.executable, "-c", "from evalcore.metrics.retrieval import kernel; kernel()"],
+        [sys.executable, "-c", code],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

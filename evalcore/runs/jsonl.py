@@ -12,6 +12,7 @@ the file line by line to name the line and field of every problem.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -46,6 +47,29 @@ def _reject_constant(name: str) -> float:
 def loads_strict(text: str) -> Any:
     """``json.loads`` that rejects NaN/Infinity and duplicate keys."""
     return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+
+
+def _surrogate_at(value: Any, at: str = "") -> str | None:
+    """The field (``retrieved[0].chunk_id``) of the first string or key holding half a surrogate
+    pair, or None."""
+    if isinstance(value, str):
+        return at if any("\ud800" <= ch <= "\udfff" for ch in value) else None
+    items: Iterator[tuple[str, Any]]
+    if isinstance(value, dict):
+        for key in value:
+            if _surrogate_at(key) is not None:
+                shown = key.encode("utf-8", "backslashreplace").decode("utf-8")  # printable
+                return f"{at}.{shown}" if at else shown
+        items = ((f"{at}.{k}" if at else k, v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{at}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for where, v in items:
+        found = _surrogate_at(v, where)
+        if found is not None:
+            return found
+    return None
 
 
 def iter_jsonl(path: Path, problems: Problems, *, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -126,6 +150,18 @@ def iter_jsonl(path: Path, problems: Problems, *, what: str) -> Iterator[tuple[i
                 expected="a finite number",
                 found="NaN or Infinity",
                 hint="write null for a missing value",
+            )
+            continue
+        broken = _surrogate_at(obj) if "\\ud" in text.lower() else None
+        if broken is not None:
+            problems.error(
+                path,
+                "a string escapes half a surrogate pair, which is no unicode character",
+                line=lineno,
+                field=broken or None,
+                expected="a valid unicode string (\\ud83d\\ude00 is one character: a pair)",
+                found="\\ud800-\\udfff alone",
+                hint="the writer cut a string inside an emoji or other character: write the whole character",
             )
             continue
         if not isinstance(obj, dict):
@@ -271,13 +307,19 @@ def load_scanner_for(total_bytes: int) -> None:
     if total_bytes >= SCAN_WORTH:
         import evalcore.runs._scan  # noqa: F401 - loaded: scan_worth_it() now says yes to every file
 
+        _warm_scanner_soon()
 
-def read_plain(path: Path, *, no_null: Sequence[str] = ()) -> pl.DataFrame | None:
+
+def read_plain(path: Path, *, no_null: Sequence[str] = (), lift: str | None = None) -> pl.DataFrame | None:
     """The whole file as one polars frame (a row per line, in order, every key a column), or None when
     the file is not plainly valid JSON Lines: a byte order mark, a blank line, a key twice in one
     object, an escaped key, ``null`` as the value of a key in ``no_null``, or anything polars refuses.
     Types are inferred from every line, so a value of an unexpected type shows in the column's type
-    (the caller checks those)."""
+    (the caller checks those).
+
+    ``lift`` names a top-level key whose value is a list of flat objects (a run's ``retrieved``
+    chunks: most of its bytes) that the compiled scanner reads itself, once it is loaded
+    (:func:`_read_lifted`); a JSON reader then reads only the rest of each line."""
     if not scan_worth_it(path):
         return None
     try:
@@ -286,13 +328,15 @@ def read_plain(path: Path, *, no_null: Sequence[str] = ()) -> pl.DataFrame | Non
         return None
     if data.startswith(b"\xef\xbb\xbf") or not data:
         return None
-    # Parsed first, scanned after: the parse needs no compiled code, so on a folder's first files it
-    # runs while the scanner is loading (numba, about a second once per process).
-    first = _read_arrow(data)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    # While the compiled code loads (numba, about a second once per process) a folder's first files
+    # are parsed by pyarrow, then scanned; after that, scanned and lifted.
+    lifting = lift is not None and _COMPILED.is_set()
+    first = None if lifting else _read_arrow(data)
     from evalcore.runs._scan import CLEAN, key_hash, scan_jsonl
 
     problem, _, lines, blank, values, strings = scan_jsonl(
-        np.frombuffer(data, dtype=np.uint8), np.array([key_hash(k.encode()) for k in no_null], np.int64)
+        buf, np.array([key_hash(k.encode()) for k in no_null], np.int64)
     )
     if problem != CLEAN or blank or not lines:
         return None
@@ -305,12 +349,95 @@ def read_plain(path: Path, *, no_null: Sequence[str] = ()) -> pl.DataFrame | Non
     def counted(df: pl.DataFrame | None) -> bool:
         return df is not None and df.height == lines and _present(df) == (values, strings)
 
+    if lifting:
+        first = _read_lifted(buf, lift)  # type: ignore[arg-type]
+        if counted(first):
+            return first
+        first = _read_arrow(data)
     if counted(first):
         return first
     second = _read_polars(path)
     if counted(second):
         return second
     return None
+
+
+_COMPILED = threading.Event()  # the scanner's compiled functions are loaded (see :func:`load_scanner_for`)
+
+
+_WARMING = threading.Lock()
+
+
+def _warm_scanner() -> None:
+    from evalcore.runs._scan import warm_up
+
+    warm_up()
+    _COMPILED.set()
+
+
+def _warm_scanner_soon() -> None:
+    """Load the compiled scanner and lifter on a background thread, so that the files after a
+    folder's first few are lifted. Not compiled yet (right after an install): compiled in a
+    low-priority child process instead, as the retrieval kernel is, and this process reads with
+    pyarrow meanwhile."""
+    from evalcore.runs._scan import compiled_before
+
+    if _COMPILED.is_set() or not _WARMING.acquire(blocking=False):
+        return
+    if compiled_before():
+        threading.Thread(target=_warm_scanner, name="evalcore-scanner", daemon=True).start()
+    else:
+        from evalcore.metrics.retrieval import compile_elsewhere
+
+        compile_elsewhere("from evalcore.runs._scan import warm_up; warm_up()")
+
+
+def _read_lifted(buf: np.ndarray, key: str) -> pl.DataFrame | None:
+    """A file :func:`~evalcore.runs._scan.scan_jsonl` found clean (so UTF-8 throughout), read in two parts: the lists under ``key`` by the compiled scanner straight into Arrow
+    arrays (:func:`evalcore.runs._scan.lift_list`), the rest of each line (the list replaced by
+    ``0``) by pyarrow — about three times faster than pyarrow over the whole line. None when the
+    lists are not of that shape (an unknown key, a nested value, a string where a number belongs):
+    the caller reads the file whole."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from evalcore.runs._scan import LIFT_FIELDS, LIFT_STRINGS, lift
+
+    out = lift(buf, key)
+    if out is None:
+        return None
+    _, rest, rest_len, rows, list_off, has_list, n, values, lengths, offsets, valid = out
+    df = _read_arrow(memoryview(rest[:rest_len]), checked=False)  # UTF-8: checked by the scan
+    if df is None or df.height != rows:
+        return None
+    if not has_list[:rows].any():
+        return df
+    children, names = [], []
+    for f, name in enumerate(LIFT_FIELDS):
+        ok = valid[f, :n]
+        n_valid = int(np.count_nonzero(ok))
+        if not n_valid:
+            continue  # null wherever it appears: as absent for the tables
+        arr = pa.LargeStringArray.from_buffers(
+            n,
+            pa.py_buffer(offsets[f, : n + 1]),
+            pa.py_buffer(values[f, : lengths[f]]),
+            None if n_valid == n else pa.py_buffer(np.packbits(ok, bitorder="little")),
+            null_count=n - n_valid,
+        )
+        if not LIFT_STRINGS[f]:
+            try:  # JSON numbers (the grammar checked): exactly as a JSON reader parses them
+                arr = pc.cast(arr, pa.int64() if name == "rank" else pa.float64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return None
+        children.append(arr)
+        names.append(name)
+    lists = pa.LargeListArray.from_arrays(
+        pa.array(list_off[: rows + 1]),
+        pa.StructArray.from_arrays(children, names=names),
+        mask=pa.array(~has_list[:rows]),
+    )
+    return df.with_columns(pl.Series(key, lists))
 
 
 _REFUSED = (
@@ -329,12 +456,13 @@ def _read_polars(path: Path) -> pl.DataFrame | None:
         return None
 
 
-def _read_arrow(data: bytes) -> pl.DataFrame | None:
+def _read_arrow(data: bytes | memoryview, *, checked: bool = True) -> pl.DataFrame | None:
     import pyarrow as pa
     import pyarrow.json as pj
 
     try:
-        data.decode("utf-8")  # pyarrow does not check (polars does): bad bytes go to the exact reader
+        if checked and isinstance(data, bytes):
+            data.decode("utf-8")  # pyarrow does not check (polars does): bad bytes go to the exact reader
         # One thread per file: the caller reads several files at once (faster than threads inside one).
         table = pj.read_json(
             pa.BufferReader(data), read_options=pj.ReadOptions(use_threads=False, block_size=1 << 24)

@@ -145,7 +145,7 @@ _NOT_NULL = ("qid", "retrieved", "external_scores", "chunk_id", "score", "claim"
 def _results_jsonl_fast(path: Path) -> dict[str, pl.DataFrame] | None:
     """A plainly valid results.jsonl, read whole and checked vectorised (:mod:`evalcore.runs.nested`);
     None sends it to the line-by-line reader, which names the line and field of each problem."""
-    df = read_plain(path, no_null=_NOT_NULL)
+    df = read_plain(path, no_null=_NOT_NULL, lift="retrieved")
     if df is None:
         return None
     ext = df.schema.get("external_scores")

@@ -5,6 +5,7 @@ else goes line by line, and the error names the same line and field."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,94 @@ def test_a_folder_of_many_small_runs_loads_the_scanner(monkeypatch: pytest.Monke
 
 GOOD = {"qid": "q1", "retrieved": [{"chunk_id": "c1", "score": 1.0}], "answer": "x"}
 
+
+def _lifted(path: Path) -> dict | None:
+    import numpy as np
+
+    from evalcore.runs._scan import CLEAN, scan_jsonl
+    from evalcore.runs.jsonl import _read_lifted
+    from evalcore.runs.nested import frames_from_nested
+
+    buf = np.frombuffer(path.read_bytes(), np.uint8)
+    assert scan_jsonl(buf, np.zeros(0, np.int64))[0] == CLEAN  # what the lifter may assume
+    df = _read_lifted(buf, "retrieved")
+    return None if df is None else frames_from_nested(df)
+
+
+def test_retrieved_lists_are_read_by_the_compiled_scanner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lists of chunks (most of a file's bytes) skip the JSON reader — a run with texts, one made
+    by ``evalcore import trec``, escapes and non-ASCII text — and give the frames the exact reader
+    gives."""
+    from evalcore.runs.importers import import_trec
+
+    files = sorted(SAMPLE.glob("*/results.jsonl"))
+    trec = tmp_path / "run.trec"
+    trec.write_text("".join(f"q{q} Q0 d{d} {d + 1} {9 - d}.5 sys\n" for q in range(3) for d in range(4)))
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q0 0 d1 1\nq1 0 d2 2\nq2 0 d0 1\n")
+    files.append(import_trec(qrels, trec, tmp_path / "imported") / "results.jsonl")
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text(
+        json.dumps(
+            {"qid": "q1", "retrieved": [{"chunk_id": 'c"1', "score": -1.5e-3, "text": "a\\b\n\t😀 é"}]}
+        )
+        + "\n"
+        + json.dumps(
+            {
+                "qid": "q2",
+                "retrieved": [{"text": "x", "rank": 2, "score": 7, "chunk_id": "c", "doc_id": None}],
+            },
+            ensure_ascii=False,
+        )
+        + "\n"
+        + '{"qid":"q3","retrieved":[],"answer":"no"}\n',
+        encoding="utf-8",
+    )
+    files.append(odd)
+    for path in files:
+        lifted = _lifted(path)
+        assert lifted is not None, f"{path}: the lists were not lifted"
+        slow, problems = _slow(path, monkeypatch)
+        assert not problems.errors and slow is not None
+        for name in lifted:
+            assert lifted[name].equals(slow[name]), (path, name)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"qid": "q2", "retrieved": [{"chunk_id": "c", "score": 1, "extra": 1}]}',
+        '{"qid": "q2", "retrieved": [{"chunk_id": "c", "score": "1"}]}',
+        '{"qid": "q2", "retrieved": [{"chunk_id": 1, "score": 1}]}',
+        '{"qid": "q2", "retrieved": [{"chunk_id": "c", "score": 01}]}',
+        '{"qid": "q2", "retrieved": [{"chunk_id": "c", "score": 1.}]}',
+        '{"qid": "q2", "retrieved": [{"chunk_id": "c", "score": 1, "rank": 1.5}]}',
+        '{"qid": "q2", "retrieved": [{"chunk_id": "c", "score": 1,}]}',
+        '{"qid": "q2", "retrieved": [{"chunk_id": "c", "score": 1},]}',
+        '{"qid": "q2", "retrieved": [{"chunk_id": "c", "score": 1} {"chunk_id": "d", "score": 1}]}',
+        '{"qid": "q2", "retrieved": [{"chunk_id": "c\\x", "score": 1}]}',
+        '{"qid": "q2", "retrieved": [{"chunk_id": "c", "score": 1, "text": ["t"]}]}',
+        '{"qid": "q2", "retrieved": [{"score": 1}]}',
+        '{"qid": "q2", "retrieved": [{}]}',
+        '{"qid": "q2", "retrieved": {"chunk_id": "c", "score": 1}}',
+    ],
+)
+def test_lists_of_another_shape_are_left_to_the_readers_that_check_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str
+) -> None:
+    """Anything but a flat list of known keys with values of their kind is not lifted; the file then
+    gets exactly what it got before (pyarrow's read of the whole line, or the exact reader's)."""
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n" + line + "\n")
+    assert _lifted(path) is None
+    fast = load._results_jsonl_fast(path)
+    slow, problems = _slow(path, monkeypatch)
+    if fast is not None:
+        assert not problems.errors and slow is not None and all(fast[n].equals(slow[n]) for n in fast)
+
+
 # A defect per line 2; the line-by-line reader must name it (line 2, field) whichever path ran first.
 DEFECTS = [
     ('{"qid": "q2", "answer": "a", "answer": "b"}', "answer", "appears twice"),
@@ -93,6 +182,13 @@ DEFECTS = [
     ('{"qid": "q2", "tokens": {"input": 1.5}}', "tokens.input", "valid integer"),
     ('{"qid": "q2", "latency_ms": -1}', "latency_ms", "greater than or equal"),
     ('{"qid": "q2", "retrieved": [{"chunk_id": "c", "score": NaN}]}', None, "NaN"),
+    # Half a surrogate pair: pyarrow kept something, the exact reader refuses it.
+    ('{"qid": "q2", "answer": "a\\ud800 b"}', "answer", "unicode"),
+    (
+        '{"qid": "q2", "retrieved": [{"chunk_id": "c\\udc00", "score": 1}]}',
+        "retrieved[0].chunk_id",
+        "unicode",
+    ),
 ]
 
 
@@ -116,8 +212,16 @@ def test_blank_lines_keep_their_line_numbers(tmp_path: Path) -> None:
     assert frames is not None and frames["results"]["line"].to_list() == [1, 3]
 
 
+# Ids and texts with quotes, backslashes, control, accented and astral characters (written escaped or
+# raw: \uXXXX and surrogate pairs); numbers of every JSON form, beyond int64 too.
 chunk = st.fixed_dictionaries(
-    {"chunk_id": st.text("abc", min_size=1, max_size=3), "score": st.floats(-5, 5) | st.integers(-3, 3)},
+    {
+        "chunk_id": st.text('ab"\\\né😀', min_size=1, max_size=3),
+        "score": st.floats(-5, 5)
+        | st.integers(-3, 3)
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.integers(-(10**20), 10**20),
+    },
     optional={
         "text": st.none() | st.text(max_size=5),
         "doc_id": st.none() | st.text("d", max_size=2),
@@ -155,13 +259,32 @@ record = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.parametrize("lifted", [True, False], ids=["lists lifted", "whole lines by pyarrow"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(record, min_size=1, max_size=6))
+@given(recs=st.lists(record, min_size=1, max_size=6), ascii_only=st.booleans(), compact=st.booleans())
 def test_the_fast_path_never_accepts_what_the_exact_one_refuses(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, recs: list[dict]
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    lifted: bool,
+    recs: list[dict],
+    ascii_only: bool,
+    compact: bool,
 ) -> None:
+    """Both whole-file readers: the retrieved lists read by the compiled scanner (once it is loaded)
+    and the whole line by pyarrow (a folder's first files, while it loads)."""
+    from evalcore.runs import jsonl
+
+    if not lifted:
+        monkeypatch.setattr(jsonl, "_COMPILED", threading.Event())
     path = tmp_path_factory.mktemp("jsonl") / "results.jsonl"
-    path.write_text("".join(json.dumps({"qid": f"q{i}", **r}) + "\n" for i, r in enumerate(recs)))
+    sep = (",", ":") if compact else (", ", ": ")
+    path.write_text(
+        "".join(
+            json.dumps({"qid": f"q{i}", **r}, ensure_ascii=ascii_only, separators=sep) + "\n"
+            for i, r in enumerate(recs)
+        ),
+        encoding="utf-8",
+    )
     fast = load._results_jsonl_fast(path)
     slow, problems = _slow(path, monkeypatch)
     if fast is None:
@@ -177,3 +300,52 @@ def test_the_fast_path_never_accepts_what_the_exact_one_refuses(
         .sort("qid", "name")
         .equals(slow["external"].drop_nulls().sort("qid", "name"))
     )
+
+
+def test_right_after_an_install_the_lifter_compiles_in_another_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Compiling the scanner takes seconds holding the interpreter: not beside a user's first view.
+    Until a child process has compiled it, files are read by pyarrow whole; once compiled, a
+    background thread loads it and lists are lifted."""
+    import sys
+
+    from evalcore.runs import jsonl
+
+    spawned: list[str] = []
+    monkeypatch.setattr(jsonl, "_COMPILED", threading.Event())
+    monkeypatch.setattr(jsonl, "_WARMING", threading.Lock())
+    # The module in sys.modules is the one used (another test re-imports it).
+    scan = sys.modules["evalcore.runs._scan"]
+    monkeypatch.setattr(scan, "compiled_before", lambda: False)
+    monkeypatch.setattr("evalcore.metrics.retrieval.compile_elsewhere", spawned.append)
+    jsonl.load_scanner_for(jsonl.SCAN_WORTH)
+    assert spawned == ["from evalcore.runs._scan import warm_up; warm_up()"]
+    assert not jsonl._COMPILED.is_set(), "not loaded here: whole lines by pyarrow"
+
+    monkeypatch.setattr(jsonl, "_WARMING", threading.Lock())
+    monkeypatch.setattr(scan, "compiled_before", lambda: True)
+    jsonl.load_scanner_for(jsonl.SCAN_WORTH)
+    assert jsonl._COMPILED.wait(30), "compiled on disk: loaded on a background thread"
+    assert len(spawned) == 1
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=12) | st.text(max_size=6).map(lambda t: t.encode("utf-8", "surrogatepass")))
+def test_the_scan_accepts_exactly_the_utf8_python_accepts(raw: bytes) -> None:
+    """Inside a string value and inside a key: the compiled check refuses every byte sequence
+    Python's decoder refuses (overlong forms, surrogates, stray continuation bytes, cut-off
+    characters), and nothing else."""
+    import numpy as np
+
+    from evalcore.runs._scan import NOT_UTF8, scan_jsonl
+
+    body = raw.replace(b'"', b"").replace(b"\\", b"").replace(b"\n", b"")
+    try:
+        body.decode("utf-8")
+        python_ok = True
+    except UnicodeDecodeError:
+        python_ok = False
+    for line in (b'{"k": "' + body + b'"}\n', b'{"' + body + b'": 1}\n'):
+        problem = scan_jsonl(np.frombuffer(line, np.uint8), np.zeros(0, np.int64))[0]
+        assert (problem != NOT_UTF8) == python_ok, (line, problem)

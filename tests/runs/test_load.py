@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from evalcore import InputError, load_runs, read_testset
@@ -336,3 +337,35 @@ def test_a_parse_cached_by_other_code_is_not_served(runs_copy: Path, monkeypatch
     assert calls == [], "same code, same files: from the cache"
     monkeypatch.setattr(cache, "code_version", lambda: "another parser")
     assert len(load_runs(runs_copy).runs) == 4 and len(calls) == 4, "other code: every file parsed again"
+
+
+def test_columns_without_a_value_are_not_written_to_the_cache_and_come_back(tmp_path: Path) -> None:
+    """A run made from a TREC file has no chunk texts or doc ids: those columns are not written (a
+    folder's first view writes a third less), and the frames served from the cache are the ones
+    parsed — dtypes, column order, row count, even when every column of a frame is empty."""
+    import evalcore.cache as cache
+    from evalcore.errors import Problems
+    from evalcore.runs.importers import import_trec
+    from evalcore.runs.load import _read_results_jsonl
+
+    qrels, trec = tmp_path / "qrels", tmp_path / "run.trec"
+    qrels.write_text("q0 0 d1 1\nq1 0 d2 2\n")
+    trec.write_text("".join(f"q{q} Q0 d{d} {d + 1} {9 - d}.5 sys\n" for q in range(2) for d in range(3)))
+    run = import_trec(qrels, trec, tmp_path / "runs")
+    parsed = _read_results_jsonl(run / "results.jsonl", Problems())
+    assert parsed is not None and parsed["retrieved"]["text"].null_count() == 6
+    served = load_runs(tmp_path / "runs").runs[run.name]
+    for name in ("results", "retrieved", "claims", "external"):
+        assert getattr(served, name).equals(parsed[name]), name
+        assert getattr(served, name).schema == parsed[name].schema, name
+    (entry,) = (cache.cache_dir() / "results").iterdir()
+    written = pl.read_ipc(entry / "retrieved.arrow")
+    assert "text" not in written.columns and "doc_id" not in written.columns
+    assert {"chunk_id", "score"} <= set(written.columns)
+
+    every_null = pl.DataFrame({"a": [None, None], "b": [None, None]}, schema={"a": pl.String, "b": pl.Int64})
+    source = tmp_path / "source.jsonl"
+    source.write_text("x")
+    cache.write_frames(source, "demo", {"f": every_null})
+    hit = cache.read_frames(source, "demo", ("f",))
+    assert hit is not None and hit[0]["f"].equals(every_null) and hit[0]["f"].schema == every_null.schema
