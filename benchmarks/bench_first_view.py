@@ -46,8 +46,9 @@ def one(runs: Path | None) -> tuple[float, float]:
     from playwright.sync_api import sync_playwright
 
     forget_compiled()
-    os.environ["RAGTRIAGE_CACHE_DIR"] = tempfile.mkdtemp(prefix="ragtriage-first-view-")
-    with dashboard(runs) as url, sync_playwright() as p:
+    cache = tempfile.TemporaryDirectory(prefix="ragtriage-first-view-")
+    os.environ["RAGTRIAGE_CACHE_DIR"] = cache.name
+    with cache, dashboard(runs) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         times = []
         for _ in range(2):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -130,6 +131,7 @@ def main() -> None:
             store.add(rev, v)
         commit_s = time.perf_counter() - t
         rows.append((f"store: {len(verdicts)} verdicts one by one", commit_s, "SQLite, WAL", "< 1 s", commit_s < 1))  # fmt: skip
+    shutil.rmtree(work, ignore_errors=True)
     print(
         f"{args.questions} questions, {args.latency * 1000:.0f} ms per request, concurrency {args.concurrency}"
     )

@@ -22,7 +22,6 @@ from evalcore.comparison import incomparable
 from evalcore.errors import SetupError
 from evalcore.judge.client import Estimate
 from evalcore.judge.rerun import RerunReport
-from evalcore.metrics.retrieval import preload
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
 from evalcore.runs.groups import TestSetGroup, find_group, group_runs
 from evalcore.runs.load import parsed_before
@@ -64,12 +63,10 @@ def fingerprint(folder: Path) -> Key:
 def _load(folder: str, _key: Key) -> LoadResult:
     # A folder seen before loads from the caches, scores included: nothing to compile or score.
     # Otherwise every page scores what it loads: the compiled measures (about a second to load)
-    # load on a background thread while the run files are read — when they are compiled already.
-    # Right after an install they are not, and the first runs are scored in polars
-    # (evalcore.metrics._vector).
-    if not parsed_before(folder):
-        preload()
-    return load_runs(folder)
+    # load on a background thread while the run files are read (after the compiled reader, when the
+    # folder needs it) — when they are compiled already. Right after an install they are not, and
+    # the first runs are scored in polars (evalcore.metrics._vector).
+    return load_runs(folder, preload_measures=not parsed_before(folder))
 
 
 def load(folder: Path) -> tuple[LoadResult, Key]:

@@ -551,14 +551,6 @@ def warm_up() -> None:
     lift_list(tiny, np.frombuffer(b"r", np.uint8), _LIFT_NAMES, _LIFT_ENDS, np.array(LIFT_STRINGS))
 
 
-def compiled_before() -> bool:
-    """Whether numba's disk cache (beside this file) holds :func:`lift_list` — else loading this
-    module's functions means compiling them, several seconds holding the interpreter."""
-    from pathlib import Path
-
-    return any((Path(__file__).parent / "__pycache__").glob("_scan.lift_list-*.nbi"))
-
-
 def lift(buf: np.ndarray, key: str) -> tuple[Any, ...] | None:
     """:func:`lift_list` with this module's field table; None when the file is not of that shape."""
     out = lift_list(

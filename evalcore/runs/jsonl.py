@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -287,12 +287,12 @@ SCAN_WORTH = 16 << 20
 
 
 def scan_worth_it(path: Path) -> bool:
-    """Whether to read ``path`` with the compiled scanner rather than line by line: it is loaded
-    already, or the file is big enough to pay for loading it. Both ways accept and refuse the same
-    files (``tests/runs/test_jsonl_fast.py``)."""
+    """Whether to read ``path`` with the compiled scanner rather than line by line: it is loaded (or
+    loading, for a folder worth it), or the file is big enough to pay for loading it. Both ways
+    accept and refuse the same files (``tests/runs/test_jsonl_fast.py``)."""
     import sys
 
-    if "evalcore.runs._scan" in sys.modules:
+    if _WANTED.is_set() or "evalcore.runs._scan" in sys.modules:
         return True
     try:
         return path.stat().st_size >= SCAN_WORTH
@@ -300,14 +300,19 @@ def scan_worth_it(path: Path) -> bool:
         return True
 
 
-def load_scanner_for(total_bytes: int) -> None:
-    """Load the compiled scanner now when files of ``total_bytes`` together are about to be read: a
+def load_scanner_for(total_bytes: int, then: Callable[[], None] | None = None) -> None:
+    """Load the compiled scanner when files of ``total_bytes`` together are about to be read: a
     folder of many runs, each under :data:`SCAN_WORTH`, pays for loading it many times over (20 runs of
-    8.5 MB: 46 s line by line, a few seconds scanned)."""
-    if total_bytes >= SCAN_WORTH:
-        import evalcore.runs._scan  # noqa: F401 - loaded: scan_worth_it() now says yes to every file
-
-        _warm_scanner_soon()
+    8.5 MB: 46 s line by line, a few seconds scanned). It loads on a background thread (importing
+    numba alone takes a while; the first files parse with pyarrow meanwhile), and ``then`` runs after
+    it — e.g. loading the retrieval kernel, which would otherwise hold numba's lock while the first
+    files wait for their scan."""
+    if total_bytes < SCAN_WORTH:
+        if then is not None:
+            then()
+        return
+    _WANTED.set()
+    _warm_scanner_soon(then)
 
 
 def read_plain(path: Path, *, no_null: Sequence[str] = (), lift: str | None = None) -> pl.DataFrame | None:
@@ -363,33 +368,44 @@ def read_plain(path: Path, *, no_null: Sequence[str] = (), lift: str | None = No
 
 
 _COMPILED = threading.Event()  # the scanner's compiled functions are loaded (see :func:`load_scanner_for`)
-
-
+_WANTED = threading.Event()  # a folder worth the scanner is being read: every file takes it
 _WARMING = threading.Lock()
 
 
-def _warm_scanner() -> None:
-    from evalcore.runs._scan import warm_up
+def _scanner_compiled() -> bool:
+    """Whether numba's disk cache (beside the scanner's source) holds the lifter — else loading the
+    scanner means compiling it: several seconds holding the interpreter."""
+    return any((Path(__file__).parent / "__pycache__").glob("_scan.lift_list-*.nbi"))
 
-    warm_up()
-    _COMPILED.set()
+
+def _warm_scanner(then: Callable[[], None] | None = None) -> None:
+    try:
+        from evalcore.runs._scan import warm_up
+
+        warm_up()
+        _COMPILED.set()
+    finally:
+        if then is not None:
+            then()
 
 
-def _warm_scanner_soon() -> None:
+def _warm_scanner_soon(then: Callable[[], None] | None = None) -> None:
     """Load the compiled scanner and lifter on a background thread, so that the files after a
-    folder's first few are lifted. Not compiled yet (right after an install): compiled in a
-    low-priority child process instead, as the retrieval kernel is, and this process reads with
-    pyarrow meanwhile."""
-    from evalcore.runs._scan import compiled_before
-
+    folder's first few are lifted; then ``then``. Not compiled yet (right after an install):
+    compiled in a low-priority child process instead, as the retrieval kernel is, and this process
+    reads with pyarrow meanwhile."""
     if _COMPILED.is_set() or not _WARMING.acquire(blocking=False):
+        if then is not None:
+            then()
         return
-    if compiled_before():
-        threading.Thread(target=_warm_scanner, name="evalcore-scanner", daemon=True).start()
-    else:
-        from evalcore.metrics.retrieval import compile_elsewhere
+    if _scanner_compiled():
+        threading.Thread(target=_warm_scanner, args=(then,), name="evalcore-scanner", daemon=True).start()
+        return
+    from evalcore.metrics.retrieval import compile_elsewhere
 
-        compile_elsewhere("from evalcore.runs._scan import warm_up; warm_up()")
+    compile_elsewhere("from evalcore.runs._scan import warm_up; warm_up()")
+    if then is not None:
+        then()
 
 
 def _read_lifted(buf: np.ndarray, key: str) -> pl.DataFrame | None:

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from evalcore.cache import file_key, has_frames, read_frames, write_frames
 from evalcore.errors import InputError, Problem, Problems, short
+from evalcore.metrics.retrieval import preload
 from evalcore.runs.frames import FRAMES, check_records, frames_from_records
 from evalcore.runs.jsonl import (
     field_path,
@@ -429,10 +430,14 @@ def discover_runs(folder: str | Path) -> list[Path]:
     return found
 
 
-def load_runs(folder: str | Path, *, testset: str | Path | None = None) -> LoadResult:
+def load_runs(
+    folder: str | Path, *, testset: str | Path | None = None, preload_measures: bool = False
+) -> LoadResult:
     """Load every run under ``folder``. Never raises for bad input: see ``LoadResult.problems``.
 
     Runs are ordered by their ``created`` time. A run whose id is already taken is reported, not loaded.
+    ``preload_measures``: also load the compiled retrieval measures on a background thread (after
+    the compiled reader, when the folder needs that), for a caller that scores the runs next.
     """
     root = Path(folder)
     out = LoadResult()
@@ -449,7 +454,10 @@ def load_runs(folder: str | Path, *, testset: str | Path | None = None) -> LoadR
     if not folders:
         problems.warning(root, "no run folder found (a run folder holds run.json)")
 
-    load_scanner_for(sum(f.stat().st_size for d in folders for f in (d / "results.jsonl",) if f.is_file()))
+    load_scanner_for(
+        sum(f.stat().st_size for d in folders for f in (d / "results.jsonl",) if f.is_file()),
+        then=preload if preload_measures else None,
+    )
 
     # Each test set is read once, as the first jobs, while the runs' results files parse beside it
     # (reading parquet and validating happen mostly outside the GIL): a results file needs nothing of
