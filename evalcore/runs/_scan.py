@@ -13,7 +13,17 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-CLEAN, DUPLICATE_KEY, ESCAPED_KEY, FORBIDDEN_NULL, UNBALANCED, TOO_DEEP, NOT_UTF8, LONE_SURROGATE = range(8)
+(
+    CLEAN,
+    DUPLICATE_KEY,
+    ESCAPED_KEY,
+    FORBIDDEN_NULL,
+    UNBALANCED,
+    TOO_DEEP,
+    NOT_UTF8,
+    LONE_SURROGATE,
+    BAD_ESCAPE,
+) = range(9)
 MAX_DEPTH = 256  # deeper nesting than any record has: the exact reader takes the file
 MAX_KEYS = 1 << 16
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -81,9 +91,12 @@ def _hex4(buf: np.ndarray, i: int) -> int:
 
 @njit(cache=True, nogil=True)
 def _escape_len(buf: np.ndarray, i: int) -> int:
-    """The length of the ``\\uXXXX`` escape at ``buf[i]`` (12 for a surrogate pair), or -1 for half a
-    pair. Malformed hex is left to the JSON readers, which refuse it."""
+    """The length of the ``\\uXXXX`` escape at ``buf[i]`` (12 for a surrogate pair), -1 for half a
+    pair, -2 for anything but four hex digits (skipping six bytes over it could step over the
+    string's closing quote)."""
     cp = _hex4(buf, i + 2)
+    if cp < 0:
+        return -2
     if cp < 0xD800 or cp >= 0xE000:
         return 6
     if cp >= 0xDC00 or i + 12 > buf.shape[0] or buf[i + 6] != 92 or buf[i + 7] != 117:
@@ -102,7 +115,7 @@ def scan_jsonl(buf: np.ndarray, no_null: np.ndarray) -> tuple[int, int, int, int
     Problems: a key repeated in one object (at any depth); a key holding a backslash escape (it could
     spell a key the hash does not see); ``null`` as the value of a key whose hash is in ``no_null``;
     brackets that do not balance within a line; nesting deeper than :data:`MAX_DEPTH`; bytes in a
-    string that are not UTF-8; an escaped half of a surrogate pair (``\\ud800`` alone: no character,
+    string that are not UTF-8; a ``\\u`` escape without four hex digits; an escaped half of a surrogate pair (``\\ud800`` alone: no character,
     which the exact reader refuses and pyarrow would keep as something else).
     """
     n = buf.shape[0]
@@ -160,7 +173,14 @@ def scan_jsonl(buf: np.ndarray, no_null: np.ndarray) -> tuple[int, int, int, int
                         if i + 1 < n and buf[i + 1] == 117:  # \uXXXX: half a surrogate pair is no character
                             step = _escape_len(buf, i)
                             if step < 0:
-                                return LONE_SURROGATE, line, lines, blank, 0, 0
+                                return (
+                                    (LONE_SURROGATE if step == -1 else BAD_ESCAPE),
+                                    line,
+                                    lines,
+                                    blank,
+                                    0,
+                                    0,
+                                )
                             i += step
                         else:
                             i += 2  # the escaped character
@@ -433,8 +453,10 @@ def lift_list(
         if c == 34:
             start = i
             i += 1
-            while buf[i] != 34:
+            while i < n and buf[i] != 34:
                 i += 2 if buf[i] == 92 else 1
+            if i >= n:
+                return fail  # the scan and this loop disagree on where the string ends: never lift
             i += 1
             if expect_key and depth == 1:
                 lifting = i - start - 2 == klen
@@ -498,6 +520,8 @@ def lift_list(
                         end = _number(buf, i, f == 4)
                         if end < 0:
                             return fail
+                        if end - i == 2 and buf[i] == 45 and buf[i + 1] == 48:
+                            i += 1  # -0 is the integer 0 to a JSON reader (-0.0 stays negative)
                         data[f, data_len[f] : data_len[f] + end - i] = buf[i:end]
                         data_len[f] += end - i
                         i = end

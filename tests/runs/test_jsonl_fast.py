@@ -185,6 +185,10 @@ DEFECTS = [
     ('{"qid": "q2", "tokens": {"input": 1.5}}', "tokens.input", "valid integer"),
     ('{"qid": "q2", "latency_ms": -1}', "latency_ms", "greater than or equal"),
     ('{"qid": "q2", "retrieved": [{"chunk_id": "c", "score": NaN}]}', None, "NaN"),
+    # A \u escape without four hex digits: skipped as six bytes it stepped over the closing quote
+    # and the list reader then ran off the end of the line (a crash; found by a review's fuzzing).
+    ('{"qid": "q2", "answer": "\\u12"}"}', None, "ends before"),
+    ('{"qid": "q2", "answer": "\\u12"}', None, "malformed JSON"),
     # Half a surrogate pair: pyarrow kept something, the exact reader refuses it.
     ('{"qid": "q2", "answer": "a\\ud800 b"}', "answer", "unicode"),
     (
@@ -342,3 +346,31 @@ def test_a_small_folder_loads_what_comes_next_at_once(monkeypatch: pytest.Monkey
     monkeypatch.setattr(jsonl, "_WANTED", threading.Event())
     jsonl.load_scanner_for(jsonl.SCAN_WORTH - 1, then=lambda: after.append(1))
     assert after == [1] and not jsonl._WANTED.is_set()
+
+
+def test_the_lifter_never_reads_past_a_string_it_cannot_close() -> None:
+    """Called on bytes the scan would refuse, the list reader says no instead of reading past the end."""
+    import numpy as np
+
+    from evalcore.runs._scan import lift
+
+    for raw in (b'{"a":"\\u12"}"}', b'{"a":"x\\', b'{"a":"x'):
+        assert lift(np.frombuffer(raw, np.uint8), "retrieved") is None, raw
+
+
+def test_a_score_of_minus_zero_keeps_the_sign_a_json_reader_gives_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """-0 is the integer 0 (then 0.0); -0.0 is negative zero. Equal as numbers, but a table prints
+    them apart."""
+    import numpy as np
+
+    path = tmp_path / "results.jsonl"
+    path.write_text(
+        '{"qid": "q1", "retrieved": [{"chunk_id": "a", "score": -0}, {"chunk_id": "b", "score": -0.0}]}\n'
+    )
+    lifted = _lifted(path)
+    slow, _ = _slow(path, monkeypatch)
+    assert lifted is not None and slow is not None
+    signs = np.signbit(lifted["retrieved"]["score"].to_numpy()).tolist()
+    assert signs == np.signbit(slow["retrieved"]["score"].to_numpy()).tolist() == [False, True]
