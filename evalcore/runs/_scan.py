@@ -310,31 +310,14 @@ def _string(buf: np.ndarray, i: int, out: np.ndarray, o: int) -> tuple[int, int]
             out[o] = 8
         elif e == 102:
             out[o] = 12
-        elif e == 117:  # \uXXXX (a surrogate pair is two of them) -> UTF-8
-            if i + 4 > n:
+        elif e == 117:  # \uXXXX (a surrogate pair is two of them) -> UTF-8, by the scan's rule
+            step = _escape_len(buf, i - 2)
+            if step < 0:
                 return -1, o
-            cp = 0
-            for j in range(4):
-                h = _hex(buf[i + j])
-                if h < 0:
-                    return -1, o
-                cp = cp * 16 + h
-            i += 4
-            if 0xDC00 <= cp < 0xE000:
-                return -1, o  # a low surrogate alone
-            if 0xD800 <= cp < 0xDC00:
-                if i + 6 > n or buf[i] != 92 or buf[i + 1] != 117:
-                    return -1, o
-                lo = 0
-                for j in range(4):
-                    h = _hex(buf[i + 2 + j])
-                    if h < 0:
-                        return -1, o
-                    lo = lo * 16 + h
-                if not 0xDC00 <= lo < 0xE000:
-                    return -1, o
-                i += 6
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00)
+            cp = _hex4(buf, i)
+            if step == 12:
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (_hex4(buf, i + 6) - 0xDC00)
+            i += step - 2
             if cp < 0x80:
                 out[o] = cp
             elif cp < 0x800:
@@ -404,6 +387,18 @@ def _space(buf: np.ndarray, i: int) -> int:
     while i < n and (buf[i] == 32 or buf[i] == 9 or buf[i] == 13):
         i += 1
     return i
+
+
+@njit(cache=True, nogil=True)
+def _after_item(buf: np.ndarray, i: int, close: int) -> tuple[int, int]:
+    """After an item of an object or array: ``(1, i)`` past a comma and the space after it, ``(0, i)``
+    past the closing bracket ``close``, or ``(-1, i)``."""
+    i = _space(buf, i)
+    if i < buf.shape[0] and buf[i] == 44:
+        return 1, _space(buf, i + 1)
+    if i < buf.shape[0] and buf[i] == close:
+        return 0, i + 1
+    return -1, i
 
 
 @njit(cache=True, nogil=True)
@@ -526,27 +521,23 @@ def lift_list(
                         data_len[f] += end - i
                         i = end
                         valid[f, e] = True
-                    i = _space(buf, i)
-                    if i < n and buf[i] == 44:
-                        i = _space(buf, i + 1)
+                    more, i = _after_item(buf, i, 125)
+                    if more < 0:
+                        return fail
+                    if more:
                         continue
-                    if i < n and buf[i] == 125:
-                        i += 1
-                        break
-                    return fail
+                    break
                 if not (valid[0, e] and valid[1, e]):
                     return fail
                 e += 1
                 for f in range(nf):
                     offsets[f, e] = data_len[f]
-                i = _space(buf, i)
-                if i < n and buf[i] == 44:
-                    i = _space(buf, i + 1)
+                more, i = _after_item(buf, i, 93)
+                if more < 0:
+                    return fail
+                if more:
                     continue
-                if i < n and buf[i] == 93:
-                    i += 1
-                    break
-                return fail
+                break
             continue
         i += 1
         rest[r] = c

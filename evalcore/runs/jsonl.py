@@ -409,9 +409,10 @@ def _warm_scanner_soon(then: Callable[[], None] | None = None) -> None:
 
 
 def _read_lifted(buf: np.ndarray, key: str) -> pl.DataFrame | None:
-    """A file :func:`~evalcore.runs._scan.scan_jsonl` found clean (so UTF-8 throughout), read in two parts: the lists under ``key`` by the compiled scanner straight into Arrow
-    arrays (:func:`evalcore.runs._scan.lift_list`), the rest of each line (the list replaced by
-    ``0``) by pyarrow — about three times faster than pyarrow over the whole line. None when the
+    """A file :func:`~evalcore.runs._scan.scan_jsonl` found clean (so UTF-8 throughout), read in two
+    parts: the lists under ``key`` by the compiled scanner straight into Arrow arrays
+    (:func:`evalcore.runs._scan.lift_list`), the rest of each line (the list replaced by ``0``) by
+    pyarrow — about three times faster than pyarrow over the whole line. None when the
     lists are not of that shape (an unknown key, a nested value, a string where a number belongs):
     the caller reads the file whole."""
     import pyarrow as pa
