@@ -44,13 +44,18 @@ def generation_scores(
 ) -> pl.DataFrame:
     """Per-question generation measures (null where a measure does not apply). Quotes are checked
     against the top ``context_k`` retrieved chunks (all of them when None)."""
-    # Only the questions with claims need their context ranked (a run with no judge output: none).
-    quoted = retrieved.join(claims.select("qid").unique(), on="qid", how="semi")
-    checked = check_quotes(claims, context_chunks(quoted, context_k))
-    per_q = checked.group_by("qid").agg(
-        supported=((pl.col("verdict") == "SUPPORTED") & pl.col("quote_found")).sum(),
-        unverified_quotes=((pl.col("verdict") == "SUPPORTED") & ~pl.col("quote_found")).sum(),
-    )
+    if claims.height:
+        # Only the questions with claims need their context ranked.
+        quoted = retrieved.join(claims.select("qid").unique(), on="qid", how="semi")
+        checked = check_quotes(claims, context_chunks(quoted, context_k))
+        per_q = checked.group_by("qid").agg(
+            supported=((pl.col("verdict") == "SUPPORTED") & pl.col("quote_found")).sum(),
+            unverified_quotes=((pl.col("verdict") == "SUPPORTED") & ~pl.col("quote_found")).sum(),
+        )
+    else:  # a run with no judge output (a retrieval run): no quote to look for, no chunk to fold
+        per_q = pl.DataFrame(
+            schema={"qid": pl.String, "supported": pl.UInt32, "unverified_quotes": pl.UInt32}
+        )
     # The judge's context grades come with a judge revision; a run file's recorded judge output has
     # none, and then the judged context metrics are not columns at all (not n/a on every page).
     context = ("judged_chunks", "judged_relevant", "ref_statements", "ref_covered")

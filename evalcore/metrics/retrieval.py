@@ -158,7 +158,9 @@ def categorical(*cols: pl.Series) -> list[pl.Series]:
     return [col.cast(pl.String).cast(dtype) if col.dtype != pl.String else col.cast(dtype) for col in cols]
 
 
-def _codes(*cols: pl.Series, ranked: bool = True) -> tuple[list[np.ndarray], np.ndarray | None, pl.Series]:
+def _codes(
+    *cols: pl.Series, k: ModuleType, ranked: bool = True
+) -> tuple[list[np.ndarray], np.ndarray | None, pl.Series]:
     """Integer codes shared by several string columns: the codes of each column, the byte-order rank
     of each code (so trec_eval's tie-break, chunk id descending, compares ranks; None unless
     ``ranked``), and the string of each code (null for a code no column uses).
@@ -168,7 +170,7 @@ def _codes(*cols: pl.Series, ranked: bool = True) -> tuple[list[np.ndarray], np.
     string (a collision, never seen but possible, falls back to a categorical mapping).
     """
     if not (isinstance(cols[0].dtype, pl.Categorical) and all(c.dtype == cols[0].dtype for c in cols)):
-        hashed = None if any(c.null_count() for c in cols) else _hashed_codes(cols)
+        hashed = None if any(c.null_count() for c in cols) else _hashed_codes(cols, k)
         if hashed is not None:
             codes, names = hashed
             return codes, _byte_rank(names) if ranked else None, names
@@ -191,22 +193,16 @@ def _byte_rank(names: pl.Series) -> np.ndarray:
     return rank
 
 
-def _hashed_codes(cols: tuple[pl.Series, ...]) -> tuple[list[np.ndarray], pl.Series] | None:
-    """Codes from the values' hashes: one hash of every value and one integer sort, several times
-    faster than hashing the strings into a categorical mapping or sorting them (a first view of a
-    folder pays this once per run). None if two different values share a hash."""
+def _hashed_codes(cols: tuple[pl.Series, ...], k: ModuleType) -> tuple[list[np.ndarray], pl.Series] | None:
+    """Codes from the values' hashes: one hash of every value and one pass over a table of them
+    (:func:`~evalcore.metrics._kernel.first_codes`), several times faster than hashing the strings
+    into a categorical mapping or sorting them (a first view of a folder pays this once per run).
+    None if two different values share a hash."""
     allv = pl.concat([c.cast(pl.String).rename("v") for c in cols])
     if allv.len() == 0:
         return [np.zeros(0, np.uint32) for _ in cols], allv
-    h = allv.hash(seed=0).to_numpy()
-    order = np.argsort(h)
-    sh = h[order]
-    new = np.empty(sh.shape[0], dtype=bool)
-    new[0] = True
-    np.not_equal(sh[1:], sh[:-1], out=new[1:])
-    code = np.empty(sh.shape[0], dtype=np.uint32)  # the dtype of polars' categorical codes, which
-    code[order] = np.cumsum(new) - 1  # the compiled kernel's signatures expect
-    names = allv.gather(pl.Series(order[new]))
+    code, first = k.first_codes(allv.hash(seed=0).to_numpy())
+    names = allv.filter(pl.Series(first))
     if not (allv == names.gather(pl.Series(code))).all():
         return None
     bounds = np.cumsum([0, *(c.len() for c in cols)])
@@ -278,8 +274,8 @@ def evaluate(
     if lab_order is not None:
         qrels_df = qrels_df[lab_order]
     extra = [] if wanted is None else [wanted]
-    (bq, lq, *wq), _, qnames = _codes(run_q, lab_q, *extra, ranked=False)
-    (c, lc), _, cnames = _codes(run_df["chunk_id"], qrels_df["chunk_id"], ranked=False)
+    (bq, lq, *wq), _, qnames = _codes(run_q, lab_q, *extra, k=k, ranked=False)
+    (c, lc), _, cnames = _codes(run_df["chunk_id"], qrels_df["chunk_id"], k=k, ranked=False)
     # numba compiles read-only and writable arrays apart, and a column from polars may be either: the
     # arrays go to the kernel writable (copied only where one is read-only), the signatures its
     # warm-up compiled, so a kernel compiled in another process is never compiled again here.

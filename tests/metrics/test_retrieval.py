@@ -5,13 +5,14 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalcore.metrics.measures import parse_measure, parse_measures
-from evalcore.metrics.retrieval import evaluate, straddling_ties
+from evalcore.metrics.retrieval import evaluate, kernel, straddling_ties
 
 
 def frames(
@@ -299,3 +300,12 @@ def test_the_first_compile_after_an_install_is_announced(
     assert [m for m in caplog.messages if "compiling" in m] == [
         "evalcore: compiling the retrieval metrics kernel (once after an install; about 10 s)"
     ]
+
+
+def test_codes_from_hashes_number_values_by_first_row_and_probe_past_taken_slots() -> None:
+    # The table is 16 slots for 7 rows: 31, 63 and 95 all fold to slot 15 and 0 to slot 0, so the
+    # probe wraps past the end and past slots other hashes hold; equal hashes still share a code.
+    h = np.array([31, 63, 0, 31, 95, 63, 0], dtype=np.uint64)
+    code, first = kernel().first_codes(h)
+    assert code.tolist() == [0, 1, 2, 0, 3, 1, 2]
+    assert first.tolist() == [True, True, True, False, True, False, False]
