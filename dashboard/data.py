@@ -26,7 +26,7 @@ from evalcore.question import QuestionDetail, question_across_runs, question_det
 from evalcore.runs.groups import TestSetGroup, find_group, group_runs
 from evalcore.runs.load import parsed_before
 from evalcore.score import ceilings as score_ceilings
-from evalcore.score import score_runs, trend
+from evalcore.score import score_question, score_runs, trend
 from evalcore.store import Revision, Store, Verdict
 
 if TYPE_CHECKING:
@@ -270,8 +270,11 @@ def rejudge(
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def across_runs(folder: str, qid: str, run_ids: tuple[str, ...], key: Key) -> pl.DataFrame:
+    # Runs scored before give the question's row from the cache; the others score this question only
+    # (a folder opened on a question page does not score every run for one row of each).
     runs = _load(folder, key).runs
-    return question_across_runs([runs[r] for r in run_ids], qid, all_scores(folder, key))
+    chosen = [runs[r] for r in run_ids]
+    return question_across_runs(chosen, qid, score_question(chosen, qid))
 
 
 def overview_table(result: LoadResult, run_ids: list[str]) -> pl.DataFrame:

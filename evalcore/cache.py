@@ -103,11 +103,10 @@ def code_version() -> str:
 def cached_frame(kind: str, key: str, compute: Callable[[], pl.DataFrame]) -> pl.DataFrame:
     """``compute()``, kept on disk under ``key`` (which must name every input of the result, and
     :func:`code_version`), so a fresh process does not redo it."""
-    path = cache_dir() / kind / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.arrow"
-    try:
-        return _map_ipc(path)
-    except (OSError, ValueError, pl.exceptions.PolarsError):
-        pass
+    path = _cached_path(kind, key)
+    hit = cached_frame_if_any(kind, key)
+    if hit is not None:
+        return hit
     out = compute()
     try:  # an optimisation only: a read-only or full disk must not fail the computation
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -115,6 +114,18 @@ def cached_frame(kind: str, key: str, compute: Callable[[], pl.DataFrame]) -> pl
     except (OSError, pl.exceptions.PolarsError):
         pass
     return out
+
+
+def cached_frame_if_any(kind: str, key: str) -> pl.DataFrame | None:
+    """What :func:`cached_frame` kept under ``key``, or None (nothing is computed)."""
+    try:
+        return _map_ipc(_cached_path(kind, key))
+    except (OSError, ValueError, pl.exceptions.PolarsError):
+        return None
+
+
+def _cached_path(kind: str, key: str) -> Path:
+    return cache_dir() / kind / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.arrow"
 
 
 def _write_ipc(frame: pl.DataFrame, path: Path) -> None:

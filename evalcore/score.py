@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import polars as pl
 
-from evalcore.cache import cached_frame, code_version
+from evalcore.cache import cached_frame, cached_frame_if_any, code_version
 from evalcore.metrics.catalogue import DEFAULT_MEASURES
 from evalcore.metrics.embedding import Embedder, relevance_ragas
 from evalcore.metrics.generation import generation_scores
@@ -52,8 +53,40 @@ def score_run(
         return out.join(ragas, on="qid", how="left")
     if not cache or run.source_key is None:
         return _score(run, ms)
-    key = f"{run.source_key}|{run.testset.sha256}|{','.join(map(str, ms))}|{code_version()}"
-    return cached_frame("scores", key, lambda: _score(run, ms))
+    return cached_frame("scores", _scores_key(run, ms), lambda: _score(run, ms))
+
+
+def _scores_key(run: Run, ms: list[Measure]) -> str:
+    """What a run's cached scores depend on: its results file as read, its test set, the measures
+    and evalcore's own code."""
+    return f"{run.source_key}|{run.testset.sha256}|{','.join(map(str, ms))}|{code_version()}"
+
+
+def score_question(
+    runs: Iterable[Run], qid: str, measures: Iterable[Measure | str] = DEFAULT_MEASURES
+) -> dict[str, pl.DataFrame]:
+    """Each run's scores of one question (run id -> its row of :func:`score_run`; no row when the
+    run did not answer it). A run scored before gives its row from the cache; any other run scores
+    that question only — the same numbers (every measure is per question), without scoring a whole
+    run for one row when a folder is opened on a question page."""
+    ms = parse_measures([str(m) for m in measures])
+    out = {}
+    for run in runs:
+        full = None if run.source_key is None else cached_frame_if_any("scores", _scores_key(run, ms))
+        if full is None:
+            one = pl.col("qid") == qid
+            full = _score(
+                replace(
+                    run,
+                    results=run.results.filter(one),
+                    retrieved=run.retrieved.filter(one),
+                    claims=run.claims.filter(one),
+                    external=run.external.filter(one),
+                ),
+                ms,
+            )
+        out[run.run_id] = full.filter(pl.col("qid") == qid)
+    return out
 
 
 def score_runs(

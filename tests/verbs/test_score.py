@@ -63,3 +63,32 @@ def test_slice_comparisons_are_kept_on_disk_and_equal_fresh_ones(runs_copy: Path
     assert again.equals(first) and "p_holm" in first.columns
     monkeypatch.undo()
     assert compare(base, cand).by_slice("topic", permutations=500)["slice"].n_unique() > 1  # another key
+
+
+def test_one_question_scored_alone_equals_its_row_of_the_whole_run(runs_copy: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import evalcore.score as score
+
+    runs = list(load_runs(runs_copy).runs.values())
+    cases = runs[-1].testset.cases
+    qids = (cases.filter(~cases["answerable"])["qid"][0], runs[-1].claims["qid"][0], cases["qid"][0], "nope")
+    real, sizes = score._score, []
+    monkeypatch.setattr(
+        score, "_score", lambda run, ms: sizes.append(run.retrieved["qid"].n_unique()) or real(run, ms)
+    )
+    # Nothing is cached yet: each run scores this question only.
+    alone = {qid: score.score_question(runs, qid) for qid in qids}
+    assert sizes and max(sizes) <= 1, "a run was scored whole for one question"
+    for run in runs:
+        whole = score_run(run, cache=False)
+        for qid in qids:
+            row = whole.filter(whole["qid"] == qid)
+            got = alone[qid][run.run_id]
+            assert got.height == row.height <= 1, (run.run_id, qid)
+            if row.height:
+                mine = got.row(0, named=True)
+                # A column the one question has no value in (an imported score it lacks) may be absent.
+                assert {c: mine.get(c) for c in row.columns} == row.row(0, named=True), (run.run_id, qid)
+    # Runs scored before give the row from their cached scores: nothing is scored again.
+    score.score_runs(runs)
+    monkeypatch.setattr(score, "_score", lambda *a, **k: (_ for _ in ()).throw(AssertionError("rescored")))
+    assert score.score_question(runs, qids[1])[runs[-1].run_id].height == 1
