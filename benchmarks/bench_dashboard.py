@@ -5,6 +5,7 @@
     python benchmarks/bench_dashboard.py --format trec   # runs made with `evalcore import trec`: 20 chunks,
                                                          # no text or answers (issue 8's first-view folder)
     python benchmarks/bench_dashboard.py --questions 2000
+    python benchmarks/bench_dashboard.py --format trec --first-views 5   # more first views per page
 
 Generates the runs (parquet, 10 retrieved chunks with text, an answer and judge claims per question),
 then for each page measures the time from navigation to a fully rendered page — script finished, no
@@ -199,6 +200,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--questions", type=int, default=10_000)
     ap.add_argument("--format", choices=["parquet", "jsonl", "trec"], default="parquet")
+    ap.add_argument(
+        "--first-views",
+        type=int,
+        default=3,
+        help="first views per page (each a fresh server on an emptied cache folder); the median is reported",
+    )
     args = ap.parse_args()
     folder = (
         HERE
@@ -269,7 +276,7 @@ def main() -> None:
                     page.close()
                 continue
             for name, path in pages:
-                for _ in range(1 if phase == "first" else COLD_STARTS):
+                for _ in range(args.first_views if phase == "first" else COLD_STARTS):
                     if phase == "first":
                         shutil.rmtree(cache, ignore_errors=True)  # nothing this tool ever computed
                     with dashboard(folder, timeout=120) as url:  # a fresh server: no in-process cache
@@ -295,39 +302,32 @@ def main() -> None:
         "seconds from navigation to a fully rendered page"
     )
     print(
-        "first view: fresh server and empty disk cache (runs never scored before); cold: fresh server, disk"
+        f"first view: fresh server and empty disk cache (runs never scored before; median of {args.first_views});"
     )
     print(
-        f"caches as earlier sessions left them (median of {COLD_STARTS} servers); warm: reload (median of "
-        f"{COLD_STARTS} x {WARM_RELOADS}). Targets: first view <= 6 s, cold <= 5 s, warm <= 1.5 s.\n"
+        f"cold: fresh server, disk caches as earlier sessions left them (median of {COLD_STARTS} servers); warm:"
     )
     print(
-        f"| {'page':<52} | {'first view':>10} | {'cold':>6} | {'range':>11} | {'warm':>6} | {'range':>11} | targets |"
+        f"reload (median of {COLD_STARTS} x {WARM_RELOADS}). Targets: first view <= 6 s (none over 10 s), cold <= 5 s, warm <= 1.5 s.\n"
     )
     print(
-        "|"
-        + "-" * 54
-        + "|"
-        + "-" * 12
-        + "|"
-        + "-" * 8
-        + "|"
-        + "-" * 13
-        + "|"
-        + "-" * 8
-        + "|"
-        + "-" * 13
-        + "|---------|"
+        f"| {'page':<52} | {'first view':>10} | {'range':>11} | {'cold':>6} | {'range':>11} | {'warm':>6} "
+        f"| {'range':>11} | targets |"
     )
+    print("|" + "|".join("-" * w for w in (54, 12, 13, 8, 13, 8, 13)) + "|---------|")
     floor_app.unlink(missing_ok=True)
     for name, got in samples.items():
         r = {k: statistics.median(v) for k, v in got.items()}
-        ok = "ok" if r["first"] <= 6 and r["cold"] <= 5 and r["warm"] <= 1.5 else "MISSED"
+        ok = (
+            "ok"
+            if r["first"] <= 6 and max(got["first"]) <= 10 and r["cold"] <= 5 and r["warm"] <= 1.5
+            else "MISSED"
+        )
         if name == floor_name:
             ok = "–"
         spread = {k: f"{min(v):.2f}–{max(v):.2f}" for k, v in got.items()}
         print(
-            f"| {name:<52} | {r['first']:>10.2f} | {r['cold']:>6.2f} | {spread['cold']:>11} | {r['warm']:>6.2f} "
+            f"| {name:<52} | {r['first']:>10.2f} | {spread['first']:>11} | {r['cold']:>6.2f} | {spread['cold']:>11} | {r['warm']:>6.2f} "
             f"| {spread['warm']:>11} | {ok:<7} |"
         )
     print(f"\nserver peak memory (max over all page servers): {peak:,.0f} MB (target <= 2,048 MB)")
