@@ -403,7 +403,13 @@ def _after_item(buf: np.ndarray, i: int, close: int) -> tuple[int, int]:
 
 @njit(cache=True, nogil=True)
 def lift_list(
-    buf: np.ndarray, key: np.ndarray, names: np.ndarray, ends: np.ndarray, strings: np.ndarray
+    buf: np.ndarray,
+    key: np.ndarray,
+    names: np.ndarray,
+    ends: np.ndarray,
+    strings: np.ndarray,
+    cap: int,
+    lines: int,
 ) -> tuple[
     bool, np.ndarray, int, int, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray
 ]:
@@ -416,15 +422,9 @@ def lift_list(
     reader, now small); per row, where its elements start and whether it had the key; per field
     (in :data:`LIFT_FIELDS` order), the bytes of its values (strings decoded; numbers as written)
     with offsets and validity per element. ``ok`` is False for anything else — the caller reads the
-    file as before."""
+    file as before. ``cap`` bounds the elements (1 + the ``{`` in the file) and ``lines`` the rows
+    (1 + its newlines): :func:`lift` counts both, vectorised."""
     n = buf.shape[0]
-    cap = 1  # elements: at most one per {
-    lines = 1
-    for j in range(n):
-        if buf[j] == 123:
-            cap += 1
-        elif buf[j] == 10:
-            lines += 1
     nf = ends.shape[0]
     rest = np.empty(n + 1, np.uint8)
     data = np.empty((nf, n + 1), np.uint8)
@@ -563,12 +563,18 @@ def warm_up() -> None:
     """Load both compiled functions (numba's disk cache, or a compile after an install)."""
     tiny = np.frombuffer(b'{"r":[{"chunk_id":"a","score":1}]}\n', np.uint8)
     scan_jsonl(tiny, np.zeros(1, np.int64))
-    lift_list(tiny, np.frombuffer(b"r", np.uint8), _LIFT_NAMES, _LIFT_ENDS, np.array(LIFT_STRINGS))
+    lift_list(tiny, np.frombuffer(b"r", np.uint8), _LIFT_NAMES, _LIFT_ENDS, np.array(LIFT_STRINGS), 3, 2)
 
 
 def lift(buf: np.ndarray, key: str) -> tuple[Any, ...] | None:
     """:func:`lift_list` with this module's field table; None when the file is not of that shape."""
     out = lift_list(
-        buf, np.frombuffer(key.encode(), np.uint8), _LIFT_NAMES, _LIFT_ENDS, np.array(LIFT_STRINGS)
+        buf,
+        np.frombuffer(key.encode(), np.uint8),
+        _LIFT_NAMES,
+        _LIFT_ENDS,
+        np.array(LIFT_STRINGS),
+        1 + int(np.count_nonzero(buf == 123)),  # elements: at most one per {
+        1 + int(np.count_nonzero(buf == 10)),
     )
     return out if out[0] else None
