@@ -103,11 +103,11 @@ def code_version() -> str:
 def cached_frame(kind: str, key: str, compute: Callable[[], pl.DataFrame]) -> pl.DataFrame:
     """``compute()``, kept on disk under ``key`` (which must name every input of the result, and
     :func:`code_version`), so a fresh process does not redo it."""
-    path = _cached_path(kind, key)
     hit = cached_frame_if_any(kind, key)
     if hit is not None:
         return hit
     out = compute()
+    path = _cached_path(kind, key)
     try:  # an optimisation only: a read-only or full disk must not fail the computation
         path.parent.mkdir(parents=True, exist_ok=True)
         _write_ipc(out, path)
