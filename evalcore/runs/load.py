@@ -117,8 +117,11 @@ def _cache_read(path: Path) -> dict[str, pl.DataFrame] | None:
     return None if hit is None else hit[0]
 
 
-def _cache_write(path: Path, frames: dict[str, pl.DataFrame]) -> None:
-    write_frames(path, "results", frames)
+# A run's parsed frames under this size are kept as parsed and cached by a background writer (the
+# first view does not wait for the disk: a run of 10,000 questions x 20 chunks is ~10 MB); bigger
+# ones — chunk texts, answers — are written at once and swapped for their memory-mapped cache file,
+# so that a folder of many such runs seen for the first time does not hold them all in memory.
+KEEP_PARSED_BELOW = 16 << 20
 
 
 # --------------------------------------------------------------------------- results
@@ -369,10 +372,14 @@ def _read_results(folder: Path, problems: Problems) -> _Parsed | None:
         errors = len(problems.errors)
         check_records(results_path, frames, problems)
         if len(problems.errors) == errors:
-            _cache_write(results_path, frames)
-            # From now on the frames are the cache file's, memory-mapped: the parsed copy is freed,
-            # so a folder of many runs seen for the first time does not hold them all in memory.
-            frames = _cache_read(results_path) or frames
+            if sum(f.estimated_size() for f in frames.values()) < KEEP_PARSED_BELOW:
+                write_frames(results_path, "results", frames, later=True)
+            else:
+                write_frames(results_path, "results", frames)
+                # From now on the frames are the cache file's, memory-mapped: the parsed copy is
+                # freed, so a folder of many big runs seen for the first time does not hold them
+                # all in memory.
+                frames = _cache_read(results_path) or frames
     return _Parsed(results_path, frames, source_key)
 
 

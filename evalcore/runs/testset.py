@@ -178,7 +178,7 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
         evidence=pl.DataFrame(evidence, schema=EVIDENCE_SCHEMA),
     )
     if len(problems) == noted:  # only a clean parse is cached: warnings must show every time
-        write_frames(path, "testset", {n: getattr(ts, n) for n in _FRAMES}, {"sha256": ts.sha256})
+        write_frames(path, "testset", {n: getattr(ts, n) for n in _FRAMES}, {"sha256": ts.sha256}, later=True)
     return ts
 
 

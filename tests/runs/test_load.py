@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -358,6 +360,7 @@ def test_columns_without_a_value_are_not_written_to_the_cache_and_come_back(tmp_
     for name in ("results", "retrieved", "claims", "external"):
         assert getattr(served, name).equals(parsed[name]), name
         assert getattr(served, name).schema == parsed[name].schema, name
+    cache.flush_writes()  # a small run is cached in the background
     (entry,) = (cache.cache_dir() / "results").iterdir()
     written = pl.read_ipc(entry / "retrieved.arrow")
     assert "text" not in written.columns and "doc_id" not in written.columns
@@ -369,3 +372,46 @@ def test_columns_without_a_value_are_not_written_to_the_cache_and_come_back(tmp_
     cache.write_frames(source, "demo", {"f": every_null})
     hit = cache.read_frames(source, "demo", ("f",))
     assert hit is not None and hit[0]["f"].equals(every_null) and hit[0]["f"].schema == every_null.schema
+
+
+def test_a_first_load_caches_small_runs_in_the_background_and_big_ones_at_once(
+    runs_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder's first view does not wait for the disk: small runs are written to the cache by a
+    background thread at the lowest priority (a reload in the same process waits for it, and is
+    served from the cache); runs above ``KEEP_PARSED_BELOW`` are written before the load returns
+    and served memory-mapped from then on."""
+    import threading
+
+    import evalcore.cache as cache
+    import evalcore.runs.load as io
+
+    gate = threading.Event()
+    pending = cache._write_pending
+    monkeypatch.setattr(cache, "_write_pending", lambda *a: gate.wait(10) and pending(*a))
+    first = load_runs(runs_copy)
+    assert len(first.runs) == 4
+    results = [r.results_file for r in first.runs.values()]
+    assert not any(
+        (cache.cache_dir() / "results" / cache.file_key(p) / "meta.json").exists() for p in results
+    )
+    assert io.parsed_before(runs_copy), "pending writes count as cached"
+    calls: list[int] = []
+    convert = io._read_results_jsonl
+    monkeypatch.setattr(
+        io, "_read_results_jsonl", lambda path, problems: calls.append(1) or convert(path, problems)
+    )
+    threading.Timer(0.2, gate.set).start()
+    again = load_runs(runs_copy)  # waits for the writes, then maps them
+    assert calls == [] and all(again.runs[r].retrieved.equals(first.runs[r].retrieved) for r in again.runs)
+    if sys.platform.startswith("linux"):
+        (writer,) = [t for t in threading.enumerate() if t.name.startswith("ragtriage-cache")]
+        assert os.getpriority(os.PRIO_PROCESS, writer.native_id) == 19
+
+    monkeypatch.setattr(io, "KEEP_PARSED_BELOW", 0)
+    p = runs_copy / BASE / "results.jsonl"
+    p.write_bytes(p.read_bytes() + b"\n")  # a new version: parsed again, now "big"
+    gate.clear()  # a background write would wait; this one must not be one
+    assert len(load_runs(runs_copy).runs) == 4
+    assert (cache.cache_dir() / "results" / cache.file_key(p) / "meta.json").exists()
+    gate.set()
