@@ -12,6 +12,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
 import os
 import sys
 import threading
@@ -54,8 +55,8 @@ def read_frames(
     try:
         folder = cache_dir() / kind / file_key(source)
         pending = _PENDING.get(folder)
-        if pending is not None:  # written in the background right now: wait for it
-            pending.result()
+        if pending is not None:  # written in the background right now: wait for it (never raises)
+            pending.exception()
         meta_path = folder / "meta.json"
         if not meta_path.exists():
             return None
@@ -82,8 +83,13 @@ def write_frames(
     meta: dict[str, Any] | None = None,
     *,
     later: bool = False,
+    key: str | None = None,
 ) -> None:
     """Cache ``frames`` for ``source``. ``meta.json``, written last, marks the entry complete.
+
+    ``key``: the :func:`file_key` of ``source`` taken *before* it was read (by default, taken now):
+    if the file changes while it is read, the entry is then filed under the old version, which is
+    never asked for again, rather than serving old content for the new one.
 
     ``later``: write them on a background thread of low priority instead, keyed by the file as it
     is now. Writing costs a run of 10,000 questions x 20 chunks ~35 ms of CPU, mostly the kernel's
@@ -92,7 +98,7 @@ def write_frames(
     for it (:func:`read_frames`); the interpreter waits for pending writes before it exits.
     """
     try:
-        folder = cache_dir() / kind / file_key(source)
+        folder = cache_dir() / kind / (key or file_key(source))
     except OSError:
         return
     if not later:
@@ -107,7 +113,7 @@ def write_frames(
 def flush_writes() -> None:
     """Wait for every background write of :func:`write_frames` (``later=True``) to finish."""
     for job in list(_PENDING.values()):
-        job.result()
+        job.exception()
 
 
 _PENDING: dict[Path, Future[None]] = {}
@@ -130,6 +136,8 @@ def _lower_priority() -> None:
 def _write_pending(folder: Path, frames: dict[str, pl.DataFrame], meta: dict[str, Any] | None) -> None:
     try:
         _write_entry(folder, frames, meta)
+    except Exception as e:  # a cache write never fails a load; an unexpected error is reported
+        logging.getLogger("evalcore").warning("evalcore: could not write the cache entry %s: %r", folder, e)
     finally:
         with _PENDING_LOCK:
             _PENDING.pop(folder, None)

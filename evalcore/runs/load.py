@@ -373,9 +373,9 @@ def _read_results(folder: Path, problems: Problems) -> _Parsed | None:
         check_records(results_path, frames, problems)
         if len(problems.errors) == errors:
             if sum(f.estimated_size() for f in frames.values()) < KEEP_PARSED_BELOW:
-                write_frames(results_path, "results", frames, later=True)
+                write_frames(results_path, "results", frames, later=True, key=source_key)
             else:
-                write_frames(results_path, "results", frames)
+                write_frames(results_path, "results", frames, key=source_key)
                 # From now on the frames are the cache file's, memory-mapped: the parsed copy is
                 # freed, so a folder of many big runs seen for the first time does not hold them
                 # all in memory.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from evalcore.cache import read_frames, write_frames
+from evalcore.cache import file_key, read_frames, write_frames
 from evalcore.errors import InputError, Problems
 from evalcore.runs.jsonl import iter_jsonl, validate_line, validate_plain
 from evalcore.schema import TestCase
@@ -96,7 +96,8 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
     path = Path(path)
     own = problems is None
     problems = Problems() if problems is None else problems
-    hit = read_frames(path, "testset", _FRAMES) if path.is_file() else None
+    version = file_key(path) if path.is_file() else None  # before reading: see write_frames
+    hit = read_frames(path, "testset", _FRAMES) if version else None
     if hit is not None:  # parsed cleanly before, and unchanged since (path, mtime and size)
         frames, meta = hit
         return TestSet(path=path, sha256=meta["sha256"], **frames)
@@ -137,7 +138,14 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
         return None
     ts = TestSet(path=path, sha256=file_sha256(path), **_tables(kept))
     if len(problems) == noted:  # only a clean parse is cached: warnings must show every time
-        write_frames(path, "testset", {n: getattr(ts, n) for n in _FRAMES}, {"sha256": ts.sha256}, later=True)
+        write_frames(
+            path,
+            "testset",
+            {n: getattr(ts, n) for n in _FRAMES},
+            {"sha256": ts.sha256},
+            later=True,
+            key=version,
+        )
     return ts
 
 

@@ -415,3 +415,47 @@ def test_a_first_load_caches_small_runs_in_the_background_and_big_ones_at_once(
     assert len(load_runs(runs_copy).runs) == 4
     assert (cache.cache_dir() / "results" / cache.file_key(p) / "meta.json").exists()
     gate.set()
+
+
+def test_a_results_file_changed_while_it_is_read_is_read_again_next_time(
+    runs_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache entry is filed under the file as it was before it was read: an edit made during
+    the read is never hidden behind the older content on the next load."""
+    import evalcore.cache as cache
+    import evalcore.runs.load as io
+
+    p = runs_copy / BASE / "results.jsonl"
+    convert = io._read_results_jsonl
+
+    def edit_while_reading(path: Path, problems: object) -> object:
+        out = convert(path, problems)  # type: ignore[arg-type]
+        if path == p:
+            p.write_text(p.read_text().replace('"score": 5.573', '"score": 5.574', 1))
+        return out
+
+    monkeypatch.setattr(io, "_read_results_jsonl", edit_while_reading)
+    assert load_runs(runs_copy).runs[BASE].retrieved["score"][0] == 5.573  # what was read
+    cache.flush_writes()
+    monkeypatch.setattr(io, "_read_results_jsonl", convert)
+    assert load_runs(runs_copy).runs[BASE].retrieved["score"][0] == 5.574
+
+
+def test_a_background_cache_write_that_fails_is_reported_and_never_fails_a_load(
+    runs_copy: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import evalcore.cache as cache
+
+    written = cache._write_entry
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(cache, "_write_entry", broken)
+    first = load_runs(runs_copy)
+    cache.flush_writes()
+    assert len(first.runs) == 4 and first.problems == []
+    assert "could not write the cache entry" in caplog.text and "disk on fire" in caplog.text
+    monkeypatch.setattr(cache, "_write_entry", written)
+    again = load_runs(runs_copy)  # nothing was cached: read again, same tables
+    assert all(again.runs[r].retrieved.equals(first.runs[r].retrieved) for r in first.runs)
