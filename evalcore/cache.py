@@ -18,6 +18,7 @@ import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,8 @@ def read_frames(
     try:
         folder = cache_dir() / kind / file_key(source)
         pending = _PENDING.get(folder)
-        if pending is not None:  # written in the background right now: wait for it (never raises)
-            pending.exception()
+        if pending is not None:  # still being written: the frames are at hand, as parsed
+            return {name: pending.frames[name] for name in names}, dict(pending.meta)
         meta_path = folder / "meta.json"
         if not meta_path.exists():
             return None
@@ -91,11 +92,14 @@ def write_frames(
     if the file changes while it is read, the entry is then filed under the old version, which is
     never asked for again, rather than serving old content for the new one.
 
-    ``later``: write them on a background thread of low priority instead, keyed by the file as it
-    is now. Writing costs a run of 10,000 questions x 20 chunks ~35 ms of CPU, mostly the kernel's
-    (~2 ms per MB on this VM): on a folder's first view that is 0.7 s of the two cores the browser
-    and the parse share, spent instead once the page is drawn. A read of a pending entry waits
-    for it (:func:`read_frames`); the interpreter waits for pending writes before it exits.
+    ``later``: write them on a background thread of low priority instead. Writing costs a run of
+    10,000 questions x 20 chunks ~35 ms of CPU, mostly the kernel's (~2 ms per MB on this VM): on a
+    folder's first view that is 0.7 s of the two cores the browser and the parse share, spent
+    instead once the page is drawn. Until it is written, :func:`read_frames` serves the entry from
+    memory (it never waits for a thread that a busy machine may starve); the interpreter finishes
+    pending writes before it exits.
+
+    A write that fails (a full or read-only disk) is reported once per process and never raised.
     """
     try:
         folder = cache_dir() / kind / (key or file_key(source))
@@ -107,22 +111,46 @@ def write_frames(
     with _PENDING_LOCK:
         if folder in _PENDING:
             return
-        _PENDING[folder] = _writer().submit(_write_pending, folder, frames, meta)
+        job = _Pending(frames, meta or {})
+        _PENDING[folder] = job
+        job.done = _writer().submit(_write_pending, folder, job)
 
 
 def flush_writes() -> None:
     """Wait for every background write of :func:`write_frames` (``later=True``) to finish."""
     for job in list(_PENDING.values()):
-        job.exception()
+        if job.done is not None:
+            job.done.exception()
 
 
-_PENDING: dict[Path, Future[None]] = {}
+@dataclass
+class _Pending:
+    """An entry queued for the background writer: what a read serves until it is on disk."""
+
+    frames: dict[str, pl.DataFrame]
+    meta: dict[str, Any]
+    done: Future[None] | None = None
+
+
+_PENDING: dict[Path, _Pending] = {}
 _PENDING_LOCK = threading.Lock()
 
 
 @functools.cache
 def _writer() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(1, thread_name_prefix="ragtriage-cache", initializer=_lower_priority)
+
+
+def _forget_writes() -> None:
+    """In a forked child: the parent's writer thread is not there, so neither are its writes."""
+    global _PENDING_LOCK
+    _PENDING_LOCK = threading.Lock()
+    _PENDING.clear()
+    _writer.cache_clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_writes)
 
 
 def _lower_priority() -> None:
@@ -133,17 +161,38 @@ def _lower_priority() -> None:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
-def _write_pending(folder: Path, frames: dict[str, pl.DataFrame], meta: dict[str, Any] | None) -> None:
+def _write_pending(folder: Path, job: _Pending) -> None:
     try:
-        _write_entry(folder, frames, meta)
-    except Exception as e:  # a cache write never fails a load; an unexpected error is reported
-        logging.getLogger("evalcore").warning("evalcore: could not write the cache entry %s: %r", folder, e)
+        _write_entry(folder, job.frames, job.meta)
+    except Exception as e:  # not even a bug in the writer may fail a load: it is reported
+        _report(folder, e)
     finally:
         with _PENDING_LOCK:
             _PENDING.pop(folder, None)
 
 
+_REPORTED: list[bool] = []
+
+
+def _report(where: Path, error: BaseException) -> None:
+    """Say once per process that the cache could not be written (a full disk would otherwise say
+    it on every load); later failures go to the debug log."""
+    log = logging.getLogger("evalcore")
+    if _REPORTED:
+        log.debug("evalcore: could not write the cache entry %s: %r", where, error)
+        return
+    _REPORTED.append(True)
+    log.warning(
+        "evalcore: could not write the cache entry %s: %r; runs still load, parsed each time "
+        "(point RAGTRIAGE_CACHE_DIR at a writable folder with free space to cache them)",
+        where,
+        error,
+    )
+
+
 def _write_entry(folder: Path, frames: dict[str, pl.DataFrame], meta: dict[str, Any] | None) -> None:
+    import pyarrow as pa
+
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tag = f"{os.getpid()}.{threading.get_ident()}"
@@ -157,10 +206,13 @@ def _write_entry(folder: Path, frames: dict[str, pl.DataFrame], meta: dict[str, 
                 frame = frame.drop(empty[: frame.width - 1])  # one column keeps the height
             _write_ipc(frame, folder / f"{name}.arrow")
         tmp = folder / f".meta.{tag}.tmp"
-        tmp.write_text(json.dumps(meta or {}), encoding="utf-8")
-        os.replace(tmp, folder / "meta.json")
-    except (OSError, ValueError, pl.exceptions.PolarsError):  # pyarrow raises OSError/ValueError
-        pass
+        try:
+            tmp.write_text(json.dumps(meta or {}), encoding="utf-8")
+            os.replace(tmp, folder / "meta.json")
+        finally:
+            tmp.unlink(missing_ok=True)
+    except (OSError, ValueError, MemoryError, pl.exceptions.PolarsError, pa.ArrowException) as e:
+        _report(folder, e)
 
 
 @functools.cache
@@ -180,11 +232,13 @@ def cached_frame(kind: str, key: str, compute: Callable[[], pl.DataFrame]) -> pl
         return hit
     out = compute()
     path = _cached_path(kind, key)
+    import pyarrow as pa
+
     try:  # an optimisation only: a read-only or full disk must not fail the computation
         path.parent.mkdir(parents=True, exist_ok=True)
         _write_ipc(out, path)
-    except (OSError, ValueError, pl.exceptions.PolarsError):
-        pass
+    except (OSError, ValueError, MemoryError, pl.exceptions.PolarsError, pa.ArrowException) as e:
+        _report(path, e)
     return out
 
 
@@ -210,9 +264,12 @@ def _write_ipc(frame: pl.DataFrame, path: Path) -> None:
     # pyarrow's writer, not polars': it writes from the calling thread (polars hands the work to its
     # own pool, which would escape the background writer's low priority).
     table = frame.to_arrow(compat_level=pl.CompatLevel.newest())
-    with pa.OSFile(str(tmp), "wb") as sink, pyarrow.ipc.new_file(sink, table.schema) as out:
-        out.write_table(table)
-    os.replace(tmp, path)
+    try:
+        with pa.OSFile(str(tmp), "wb") as sink, pyarrow.ipc.new_file(sink, table.schema) as out:
+            out.write_table(table)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # a failed write (a full disk) leaves nothing behind
 
 
 def _read_frame(folder: Path, name: str) -> pl.DataFrame:

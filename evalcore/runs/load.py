@@ -1,8 +1,10 @@
 """Discover run folders, read them into polars, validate them against their test set.
 
-A run folder holds ``run.json`` (the manifest) and ``results.jsonl`` or ``results.parquet``. JSON Lines
-are validated line by line (precise errors) and converted once to parquet in a cache keyed by path,
-mtime and size, so a second load is a parquet read. Run files are never written.
+A run folder holds ``run.json`` (the manifest) and ``results.jsonl`` or ``results.parquet``. A plainly
+valid file is read whole and checked vectorised; any other is validated line by line (or row by row),
+so that each error names its line and field. A clean parse is cached as Arrow IPC keyed by path, mtime,
+size and parser version (:mod:`evalcore.cache`), so a second load is a memory map. Run files are
+never written.
 
 :func:`load_runs` never raises for a bad run: it returns the runs that loaded and the problems of the
 ones that did not, so one broken file cannot take the others down.
