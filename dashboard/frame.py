@@ -32,6 +32,7 @@ PAGES = [
 
 
 GROUP_KEY = "ts_group"  # the sidebar's test-set picker: one for every page
+PICKED_GROUP = "_ts_group_picked"  # the test set chosen, kept across pages (see _seed_group)
 
 
 @dataclass(frozen=True)
@@ -109,10 +110,18 @@ def _seed_group(groups: list[TestSetGroup]) -> list[str]:
             named = [v for name in ("run", "base", "cand") for v in raw.get(name, [])]
             chosen = next((g for v in named for g in groups if v in g.run_ids), None)
         if chosen is not None:
-            st.session_state[GROUP_KEY] = chosen.key
-    if st.session_state.get(GROUP_KEY) not in {g.key for g in groups}:
-        st.session_state[GROUP_KEY] = groups[-1].key
+            st.session_state[PICKED_GROUP] = chosen.key
+    if st.session_state.get(PICKED_GROUP) not in {g.key for g in groups}:
+        st.session_state[PICKED_GROUP] = groups[-1].key
+    # Streamlit drops a widget's value when the reader moves to another page (each page's picker is
+    # a widget of its own): the choice lives in a key of ours (the picker's on_change writes it)
+    # and seeds the picker on every page.
+    st.session_state[GROUP_KEY] = st.session_state[PICKED_GROUP]
     return complaints
+
+
+def _picked_group() -> None:
+    st.session_state[PICKED_GROUP] = st.session_state[GROUP_KEY]
 
 
 PREFETCHED = "_frame_prefetched"
@@ -157,6 +166,7 @@ def setup(title: str, icon: str, *, charts: bool = True) -> Frame:
                 "Test set",
                 list(by_key),
                 key=GROUP_KEY,
+                on_change=_picked_group,
                 format_func=lambda k: by_key[k].label,
                 help="Each run answered one test set; a qid means something only inside its test set. "
                 "Every page works within the test set chosen here.",

@@ -225,6 +225,42 @@ def test_a_folder_of_two_unrelated_imported_test_sets(page, tmp_path: Path) -> N
         assert page.get_by_text("Test set").first.is_visible()
 
 
+def test_the_test_set_picked_in_the_sidebar_stays_picked_on_every_page(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Streamlit drops a widget's value when the reader opens another page: the sidebar's test-set
+    choice must survive that, whichever page it was made on (it flipped from page to page)."""
+    from helpers import mixed_runs_folder
+
+    folder = mixed_runs_folder(tmp_path / "runs")
+    sidebar = page.locator("[data-testid='stSidebar']")
+
+    def picked() -> str:
+        return sidebar.get_by_role("combobox", name="Test set").input_value()
+
+    def open_page(name: str) -> None:
+        sidebar.get_by_role("link", name=name).click()
+        page.wait_for_url(f"**/{'' if name == 'Overview' else name}*")
+        wait_rendered(page)
+
+    with dashboard(folder) as url:
+        page.goto(url)
+        wait_rendered(page)
+        first = picked()
+        other = "hr-policies" if "support-bot" in first else "support-bot"
+        sidebar.locator("[data-testid='stSelectbox']").click()
+        page.get_by_role("option", name=other, exact=False).click()
+        wait_rendered(page)
+        assert other in picked()
+        for name in ("Compare", "Question", "Breakdown", "Overview", "Compare"):
+            open_page(name)
+            assert other in picked(), name
+        sidebar.locator("[data-testid='stSelectbox']").click()  # picked again, on another page
+        page.get_by_role("option", name=first).click()
+        wait_rendered(page)
+        for name in ("Question", "Overview"):
+            open_page(name)
+            assert other not in picked(), name
+
+
 def test_a_typed_api_key_is_masked_and_never_reaches_the_url(page, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The Re-judge panel's key field: masked while typed, never shown back, not in the link."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
