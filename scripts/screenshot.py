@@ -44,6 +44,16 @@ def main() -> None:
             page.mouse.click(box["x"] + 18, box["y"] + 35 + 35 * args.click_row + 17)
             page.wait_for_url("**qid=*", timeout=30_000)
             wait_rendered(page)
+        if not args.viewport:
+            # Streamlit scrolls its main area inside the page, so a "full page" screenshot stops at
+            # the window's height: make the window as tall as what the main area holds.
+            tall = page.evaluate(
+                "() => Math.max(document.body.scrollHeight, ...Array.from(document.querySelectorAll("
+                "\"[data-testid='stMain'], [data-testid='stAppViewContainer']\"), e => e.scrollHeight))"
+            )
+            if tall > args.height:
+                page.set_viewport_size({"width": args.width, "height": int(tall) + 40})
+                wait_rendered(page)
         page.wait_for_timeout(1500)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(args.out), full_page=not args.viewport)
