@@ -45,16 +45,17 @@ def file_key(path: Path) -> str:
 
 
 def read_frames(
-    source: Path, kind: str, names: tuple[str, ...]
+    source: Path, kind: str, names: tuple[str, ...], *, key: str | None = None
 ) -> tuple[dict[str, pl.DataFrame], dict[str, Any]] | None:
     """The frames (and small metadata) cached for ``source``, or None.
 
     Frames are memory-mapped, not decoded: their columns point into the cache file and pages are
     read as they are touched, so 20 runs of 10,000 questions "load" in a few hundredths of a second
     (polars' own IPC reader copies at ~1 GB/s; parquet decodes at a fraction of that).
+    ``key``: the :func:`file_key` of ``source``, when the caller has just taken it.
     """
     try:
-        folder = cache_dir() / kind / file_key(source)
+        folder = cache_dir() / kind / (key or file_key(source))
         pending = _PENDING.get(folder)
         if pending is not None:  # still being written: the frames are at hand, as parsed
             return {name: pending.frames[name] for name in names}, dict(pending.meta)
@@ -190,9 +191,14 @@ def _report(where: Path, error: BaseException) -> None:
     )
 
 
-def _write_entry(folder: Path, frames: dict[str, pl.DataFrame], meta: dict[str, Any] | None) -> None:
+def _write_errors() -> tuple[type[BaseException], ...]:
+    """What a cache write may raise on a full, read-only or odd disk: reported, never raised."""
     import pyarrow as pa
 
+    return (OSError, ValueError, MemoryError, pl.exceptions.PolarsError, pa.ArrowException)
+
+
+def _write_entry(folder: Path, frames: dict[str, pl.DataFrame], meta: dict[str, Any] | None) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tag = f"{os.getpid()}.{threading.get_ident()}"
@@ -211,7 +217,7 @@ def _write_entry(folder: Path, frames: dict[str, pl.DataFrame], meta: dict[str, 
             os.replace(tmp, folder / "meta.json")
         finally:
             tmp.unlink(missing_ok=True)
-    except (OSError, ValueError, MemoryError, pl.exceptions.PolarsError, pa.ArrowException) as e:
+    except _write_errors() as e:
         _report(folder, e)
 
 
@@ -232,12 +238,10 @@ def cached_frame(kind: str, key: str, compute: Callable[[], pl.DataFrame]) -> pl
         return hit
     out = compute()
     path = _cached_path(kind, key)
-    import pyarrow as pa
-
     try:  # an optimisation only: a read-only or full disk must not fail the computation
         path.parent.mkdir(parents=True, exist_ok=True)
         _write_ipc(out, path)
-    except (OSError, ValueError, MemoryError, pl.exceptions.PolarsError, pa.ArrowException) as e:
+    except _write_errors() as e:
         _report(path, e)
     return out
 

@@ -97,7 +97,7 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
     own = problems is None
     problems = Problems() if problems is None else problems
     version = file_key(path) if path.is_file() else None  # before reading: see write_frames
-    hit = read_frames(path, "testset", _FRAMES) if version else None
+    hit = read_frames(path, "testset", _FRAMES, key=version) if version else None
     if hit is not None:  # parsed cleanly before, and unchanged since (path, mtime and size)
         frames, meta = hit
         return TestSet(path=path, sha256=meta["sha256"], **frames)
