@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -439,6 +440,171 @@ def discover_runs(folder: str | Path) -> list[Path]:
     return found
 
 
+@dataclass(frozen=True)
+class RunEntry:
+    """A run folder whose ``run.json`` read cleanly and whose test set is at hand: what a run picker
+    needs (id, label, time, test set) before the run's results file is read."""
+
+    path: Path
+    manifest: RunManifest
+    testset: TestSet
+
+    @property
+    def run_id(self) -> str:
+        return self.manifest.run_id
+
+    @property
+    def label(self) -> str:
+        return self.manifest.label or self.manifest.run_id
+
+
+class RunFolder:
+    """A runs folder read on demand: every ``run.json`` at once, each test set the first time a
+    caller needs the runs' test sets, each run's results file the first time that run is asked for
+    (:meth:`load`). A page about two runs of a folder of twenty reads two results files, not twenty.
+
+    Never raises for bad input: :attr:`problems` holds what was found so far — in manifests and test
+    sets, and in the results of every run asked for. A run whose results have errors is left out of
+    :meth:`load`'s answer (and of :attr:`entries` from then on). Safe to share between threads.
+    """
+
+    def __init__(
+        self, folder: str | Path, *, testset: str | Path | None = None, preload_measures: bool = False
+    ) -> None:
+        self.root = Path(folder)
+        self._preload = preload_measures
+        self._lock = threading.RLock()
+        self._problems = Problems()  # of the folder, the manifests and the test sets
+        self._run_problems: dict[str, list[Problem]] = {}  # of each run read, warnings included
+        self._runs: dict[str, Run] = {}
+        self._failed: set[str] = set()
+        self._override: TestSet | None = None
+        self._testsets: dict[Path, TestSet | None] | None = None
+        self._manifests: dict[str, tuple[Path, RunManifest, Path | None]] = {}
+        if not self.root.is_dir():
+            self._problems.error(
+                self.root, "the runs folder does not exist", hint="pass a folder that holds run folders"
+            )
+            return
+        if testset is not None:
+            self._override = read_testset(testset, self._problems)
+        folders = discover_runs(self.root)
+        if not folders:
+            self._problems.warning(self.root, "no run folder found (a run folder holds run.json)")
+        read = []
+        for f in folders:
+            manifest = _read_manifest(f, self._problems)
+            if manifest is not None:
+                path = None if testset is not None else _testset_path(f, manifest, self._problems)
+                if testset is not None or path is not None:
+                    read.append((f, manifest, path))
+        # Oldest first; a run id already taken is reported, not loaded.
+        for f, manifest, path in sorted(read, key=lambda r: (r[1].created, r[1].run_id)):
+            taken = self._manifests.get(manifest.run_id)
+            if taken is not None:
+                self._problems.error(
+                    f / "run.json",
+                    f"run id '{manifest.run_id}' is already used by {taken[0]}",
+                    field="run_id",
+                    hint="give each run a unique run_id",
+                )
+                continue
+            self._manifests[manifest.run_id] = (f, manifest, path)
+
+    # ---------------------------------------------------------------- what is known without results
+
+    @property
+    def entries(self) -> dict[str, RunEntry]:
+        """Every run whose manifest and test set read cleanly and whose results are not known to be
+        broken, by id, oldest first. Reads the test sets the first time (not the results)."""
+        testsets = self._read_testsets()
+        out = {}
+        with self._lock:
+            for run_id, (f, manifest, path) in self._manifests.items():
+                ts = self._override if path is None else testsets.get(path)
+                if ts is not None and run_id not in self._failed:
+                    out[run_id] = RunEntry(f, manifest, ts)
+        return out
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Every problem found so far, grouped by file, in line order."""
+        with self._lock:
+            found = [*self._problems.items, *(p for ps in self._run_problems.values() for p in ps)]
+        return sorted(found, key=lambda p: (p.path, p.line or 0))
+
+    def loaded(self) -> dict[str, Run]:
+        """The runs read so far, oldest first."""
+        with self._lock:
+            return {r: self._runs[r] for r in self._manifests if r in self._runs}
+
+    def result(self) -> LoadResult:
+        """The runs read so far and every problem found so far."""
+        return LoadResult(runs=self.loaded(), problems=self.problems)
+
+    # ---------------------------------------------------------------- reading
+
+    def load(self, run_ids: Iterable[str] | None = None) -> dict[str, Run]:
+        """These runs (default: every run of the folder), read if they were not yet — several at a
+        time, while the test sets are read. Runs whose results have errors, and ids that are not a
+        run of the folder, are left out (see :attr:`problems`)."""
+        with self._lock:
+            wanted = list(self._manifests) if run_ids is None else list(dict.fromkeys(run_ids))
+            todo = [
+                r for r in wanted if r in self._manifests and r not in self._runs and r not in self._failed
+            ]
+            if todo:
+                self._read(todo)
+            return {r: self._runs[r] for r in wanted if r in self._runs}
+
+    def _read_testsets(self) -> dict[Path, TestSet | None]:
+        with self._lock:
+            if self._testsets is None:
+                self._take_testsets({p: _read_testset_apart(p) for p in self._testset_paths()})
+            assert self._testsets is not None
+            return self._testsets
+
+    def _testset_paths(self) -> list[Path]:
+        return list(dict.fromkeys(p for _, _, p in self._manifests.values() if p is not None))
+
+    def _take_testsets(self, read: dict[Path, tuple[TestSet | None, Problems]]) -> None:
+        self._testsets = {}
+        for p, (ts, found) in read.items():
+            self._testsets[p] = ts
+            self._problems.items.extend(found.items)
+
+    def _read(self, todo: list[str]) -> None:
+        folders = [self._manifests[r][0] for r in todo]
+        load_scanner_for(
+            sum(f.stat().st_size for d in folders for f in (d / "results.jsonl",) if f.is_file()),
+            then=preload if self._preload else None,
+        )
+        # Twice the cores: while numba loads (holding the interpreter most of a second) the others
+        # parse. Test sets not read yet are the first jobs: a results file needs nothing of its test
+        # set, and the checks between the two come last.
+        with ThreadPoolExecutor(max_workers=min(4, 2 * (os.cpu_count() or 1))) as pool:
+            ts_jobs = (
+                {p: pool.submit(_read_testset_apart, p) for p in self._testset_paths()}
+                if self._testsets is None
+                else {}
+            )
+            owns = {r: Problems() for r in todo}
+            jobs = {r: pool.submit(_read_results, self._manifests[r][0], owns[r]) for r in todo}
+            if ts_jobs:
+                self._take_testsets({p: job.result() for p, job in ts_jobs.items()})
+            testsets = self._read_testsets()
+            for r in todo:
+                f, manifest, path = self._manifests[r]
+                own = owns[r]
+                ts = self._override if path is None else testsets.get(path)
+                run = _assemble(f, manifest, ts, jobs[r].result(), own, 0)
+                self._run_problems[r] = own.items
+                if run is None:
+                    self._failed.add(r)
+                else:
+                    self._runs[r] = Run(**{**run.__dict__, "warnings": tuple(own.items)})
+
+
 def load_runs(
     folder: str | Path, *, testset: str | Path | None = None, preload_measures: bool = False
 ) -> LoadResult:
@@ -447,72 +613,11 @@ def load_runs(
     Runs are ordered by their ``created`` time. A run whose id is already taken is reported, not loaded.
     ``preload_measures``: also load the compiled retrieval measures on a background thread (after
     the compiled reader, when the folder needs that), for a caller that scores the runs next.
+    :class:`RunFolder` reads a folder's runs one at a time, as they are needed.
     """
-    root = Path(folder)
-    out = LoadResult()
-    problems = Problems()
-    if not root.is_dir():
-        problems.error(root, "the runs folder does not exist", hint="pass a folder that holds run folders")
-        out.problems = problems.items
-        return out
-    override = None
-    if testset is not None:
-        override = read_testset(testset, problems)
-    runs: list[Run] = []
-    folders = discover_runs(root)
-    if not folders:
-        problems.warning(root, "no run folder found (a run folder holds run.json)")
-
-    load_scanner_for(
-        sum(f.stat().st_size for d in folders for f in (d / "results.jsonl",) if f.is_file()),
-        then=preload if preload_measures else None,
-    )
-
-    # Each test set is read once, as the first jobs, while the runs' results files parse beside it
-    # (reading parquet and validating happen mostly outside the GIL): a results file needs nothing of
-    # its test set, and the checks between the two come last.
-    read: list[tuple[Path, RunManifest | None, Problems]] = []
-    for f in folders:
-        own = Problems()
-        read.append((f, _read_manifest(f, own), own))
-    paths = {f: _testset_path(f, m, own) for f, m, own in read if m is not None and override is None}
-    # Twice the cores: while numba loads (holding the interpreter most of a second) the others parse.
-    with ThreadPoolExecutor(max_workers=min(4, 2 * (os.cpu_count() or 1))) as pool:
-        ts_jobs = {
-            p: pool.submit(_read_testset_apart, p) for p in dict.fromkeys(p for p in paths.values() if p)
-        }
-        jobs = {
-            f: pool.submit(_read_results, f, own)
-            for f, m, own in read
-            if m is not None and (override is not None or paths[f] is not None)
-        }
-        testsets: dict[Path, TestSet | None] = {}
-        for p, job in ts_jobs.items():
-            testsets[p], found = job.result()
-            problems.items.extend(found.items)
-        for f, manifest, own in read:
-            run = None
-            if manifest is not None and f in jobs:
-                ts = override if override is not None else testsets[paths[f]]  # type: ignore[index]
-                run = _assemble(f, manifest, ts, jobs[f].result(), own, 0)
-            problems.items.extend(own.items)
-            if run is not None:
-                runs.append(Run(**{**run.__dict__, "warnings": tuple(own.items)}))
-    seen: dict[str, Path] = {}
-    for run in sorted(runs, key=lambda r: (r.manifest.created, r.run_id)):
-        if run.run_id in seen:
-            problems.error(
-                run.path / "run.json",
-                f"run id '{run.run_id}' is already used by {seen[run.run_id]}",
-                field="run_id",
-                hint="give each run a unique run_id",
-            )
-            continue
-        seen[run.run_id] = run.path
-        out.runs[run.run_id] = run
-    # Grouped by file, in line order, whichever thread found them.
-    out.problems = sorted(problems.items, key=lambda p: (p.path, p.line or 0))
-    return out
+    folder_ = RunFolder(folder, testset=testset, preload_measures=preload_measures)
+    folder_.load()
+    return folder_.result()
 
 
 def parsed_before(folder: str | Path) -> bool:
