@@ -18,9 +18,10 @@ from dashboard.views import OverviewView
 
 frame = setup("Overview", ":material/dashboard:")
 need_runs(frame)  # with no run it says why (and lists the problems), and stops
+frame.load_all()  # the trend needs every run, and the problems listed below are the whole folder's
 show_problems(frame)
 ids = frame.run_ids
-runs = frame.result.runs
+runs = frame.runs
 frame.keep("home_run", ids[-1])
 frame.keep("home_vs", ids[-2] if len(ids) > 1 else None)
 complain(
@@ -39,7 +40,7 @@ if frame.other_runs:
 
 # The trend at the bottom needs every run scored: score them all at once (in parallel) before the
 # comparison below asks for two of them one at a time.
-data.all_scores(frame.fkey, frame.key)
+data.all_scores(frame.fkey, tuple(ids), frame.key)
 
 # ---- What changed: the latest run against the one before it (or a chosen baseline).
 latest = ids[-1]
@@ -151,7 +152,7 @@ with right:
         )
 
 st.subheader("Runs")
-st.dataframe(data.overview_table(frame.result, ids), hide_index=True)
+st.dataframe(data.overview_table(runs, ids), hide_index=True)
 
 st.subheader("Across runs")
 metric_options = table["metric"].to_list()

@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from dashboard.data import Key, _load, store
+from dashboard.data import Key, _run, entries, store
 from evalcore.calibration.report import SessionReport, session_report
 from evalcore.calibration.sessions import (
     RUBRICS,
@@ -78,7 +78,7 @@ def sessions(test_run_ids: list[str]) -> list[SessionRow]:
 
 def judges_of(folder: str, run_id: str, key: Key) -> list[str]:
     """What a session on ``run_id`` can be made from: the run file's verdicts and each revision."""
-    run = _load(folder, key).runs[run_id]
+    run = _run(folder, run_id, key)
     revs = store().revisions(run.run_id, run.results_sha256())
     return ["recorded", *[str(r.id) for r in reversed(revs) if r.verdicts > r.failed]]
 
@@ -87,7 +87,7 @@ def judges_of(folder: str, run_id: str, key: Key) -> list[str]:
 def _candidates(
     folder: str, run_id: str, judge: str, target: str, key: Key, stamp: int
 ) -> list[dict[str, Any]]:
-    run = _load(folder, key).runs[run_id]
+    run = _run(folder, run_id, key)
     return candidates(judged_by(store(), run, judge), target)
 
 
@@ -99,7 +99,7 @@ def session_preview(folder: str, run_id: str, judge: str, spec: SessionSpec, key
 
 
 def create_session(folder: str, run_id: str, judge: str, spec: SessionSpec, key: Key) -> int:
-    return create(store(), _load(folder, key).runs[run_id], judge, spec)
+    return create(store(), _run(folder, run_id, key), judge, spec)
 
 
 def rubric(target: str) -> str:
@@ -190,7 +190,7 @@ def _report(
 
 def report(session: SessionRow, judge: str | None, by: str | None, folder: str, key: Key) -> SessionReport:
     tags: dict[str, dict[str, str]] = {}
-    run = _load(folder, key).runs.get(session.run_id)
+    run = entries(folder, key).get(session.run_id)
     if by and run is not None:
         for qid, tag, value in run.testset.tags.select("qid", "tag", "value").iter_rows():
             tags.setdefault(qid, {})[tag] = value
@@ -212,7 +212,7 @@ def item(item_id: int, session: SessionRow) -> ItemRow | None:
 
 
 def tags_of(folder: str, run_id: str, key: Key) -> list[str]:
-    run = _load(folder, key).runs.get(run_id)
+    run = entries(folder, key).get(run_id)
     return sorted(set(run.testset.tags["tag"].to_list())) if run is not None else []
 
 
@@ -229,7 +229,7 @@ def probe_plan(folder: str, run_id: str, probes: list[str], n: int, key: Key) ->
     from evalcore.calibration.probes import plan
     from evalcore.judge.client import JudgeConfig
 
-    return plan(_load(folder, key).runs[run_id], store(), JudgeConfig(), probes, n)
+    return plan(_run(folder, run_id, key), store(), JudgeConfig(), probes, n)
 
 
 def run_probes(
@@ -239,7 +239,7 @@ def run_probes(
     from evalcore.calibration.probes import probe
 
     return probe(
-        _load(folder, key).runs[run_id], store(), probes=probes, n=n, api_key=api_key, on_verdict=on_verdict
+        _run(folder, run_id, key), store(), probes=probes, n=n, api_key=api_key, on_verdict=on_verdict
     )
 
 

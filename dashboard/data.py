@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,14 +17,14 @@ import polars as pl
 import streamlit as st
 
 from dashboard import tables
-from evalcore import Comparison, LoadResult, compare, load_runs, score_run, summarize
+from evalcore import Comparison, Run, compare, score_run, summarize
 from evalcore.comparison import incomparable
 from evalcore.errors import SetupError
 from evalcore.judge.client import Estimate
 from evalcore.judge.rerun import RerunReport
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
 from evalcore.runs.groups import TestSetGroup, find_group, group_runs
-from evalcore.runs.load import parsed_before
+from evalcore.runs.load import RunEntry, RunFolder, parsed_before
 from evalcore.score import ceilings as score_ceilings
 from evalcore.score import score_question, score_runs, trend
 from evalcore.store import Revision, Store, Verdict
@@ -59,19 +59,38 @@ def fingerprint(folder: Path) -> Key:
     return tuple(out)
 
 
-@st.cache_resource(show_spinner="Loading runs…", max_entries=4)
-def _load(folder: str, _key: Key) -> LoadResult:
-    # A folder seen before loads from the caches, scores included: nothing to compile or score.
-    # Otherwise every page scores what it loads: the compiled measures (about a second to load)
-    # load on a background thread while the run files are read (after the compiled reader, when the
-    # folder needs it) — when they are compiled already. Right after an install they are not, and
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _folder(folder: str, _key: Key) -> RunFolder:
+    # The folder's manifests now; test sets and each run's results when a page first needs them (a
+    # page about two runs of twenty reads two results files). A folder seen before loads from the
+    # caches, scores included: nothing to compile or score. Otherwise every page scores what it
+    # loads: the compiled measures (about a second to load) load on a background thread while the
+    # run files are read — when they are compiled already. Right after an install they are not, and
     # the first runs are scored in polars (evalcore.metrics._vector).
-    return load_runs(folder, preload_measures=not parsed_before(folder))
+    return RunFolder(folder, preload_measures=not parsed_before(folder))
 
 
-def load(folder: Path) -> tuple[LoadResult, Key]:
+def load(folder: Path) -> tuple[RunFolder, Key]:
     key = fingerprint(folder)
-    return _load(str(folder), key), key
+    return _folder(str(folder), key), key
+
+
+def runs(folder: str, run_ids: Iterable[str], key: Key) -> dict[str, Run]:
+    """These runs, read the first time they are asked for (several at a time); runs whose results
+    have errors are left out (their problems are the folder's, see :class:`RunFolder`)."""
+    return _folder(folder, key).load(run_ids)
+
+
+def _run(folder: str, run_id: str, key: Key) -> Run:
+    got = runs(folder, [run_id], key)
+    if run_id not in got:
+        raise SetupError(f"run {run_id} could not be loaded: see the problems listed on Overview")
+    return got[run_id]
+
+
+def entries(folder: str, key: Key) -> dict[str, RunEntry]:
+    """Every run of the folder whose manifest and test set read cleanly (results not read)."""
+    return _folder(folder, key).entries
 
 
 @st.cache_resource(
@@ -79,18 +98,18 @@ def load(folder: Path) -> tuple[LoadResult, Key]:
     max_entries=64,
 )
 def scores(folder: str, run_id: str, key: Key) -> pl.DataFrame:
-    return score_run(_load(folder, key).runs[run_id])
+    return score_run(_run(folder, run_id, key))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def summary(folder: str, run_id: str, by: str | None, key: Key) -> pl.DataFrame:
-    run = _load(folder, key).runs[run_id]
+    run = _run(folder, run_id, key)
     return summarize(scores(folder, run_id, key), run.testset, by=by)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def ceilings(folder: str, run_id: str, by: str | None, metrics: tuple[str, ...], key: Key) -> pl.DataFrame:
-    return score_ceilings(_load(folder, key).runs[run_id].testset, metrics, by)
+    return score_ceilings(entries(folder, key)[run_id].testset, metrics, by)
 
 
 @st.cache_resource(show_spinner="Comparing runs…", max_entries=32)
@@ -101,24 +120,29 @@ def comparison(
     ``latest``: each run's newest revision in the store, or its run file's when it has none — the
     comparison still says when the two sides' judges differ). ``stamp`` (the store's newest
     revision id) renews the cached comparison when a re-judge added a revision."""
-    runs = _load(folder, key).runs
+    pair_runs = runs(folder, [base, cand], key)
     revised = judged_runs(folder, [base, cand], key) if judge == "latest" else {}
     if not revised:
         return compare(
-            runs[base], runs[cand], k=k, scores=(scores(folder, base, key), scores(folder, cand, key))
+            pair_runs[base],
+            pair_runs[cand],
+            k=k,
+            scores=(scores(folder, base, key), scores(folder, cand, key)),
         )
     from evalcore.judge.revision import judged_by
 
-    pair = [judged_by(store(), runs[r], "latest") if r in revised else runs[r] for r in (base, cand)]
+    pair = [
+        judged_by(store(), pair_runs[r], "latest") if r in revised else pair_runs[r] for r in (base, cand)
+    ]
     return compare(pair[0], pair[1], k=k)
 
 
 def judged_runs(folder: str, run_ids: list[str], key: Key) -> dict[str, int]:
     """For each run, its newest revision id in the store (runs without one are left out)."""
-    runs = _load(folder, key).runs
+    got = runs(folder, run_ids, key)
     out = {}
     for r in run_ids:
-        revs = store().revisions(r, runs[r].results_sha256())
+        revs = store().revisions(r, got[r].results_sha256())
         if revs:
             out[r] = revs[-1].id
     return out
@@ -130,21 +154,27 @@ def comparison_by_slice(folder: str, base: str, cand: str, k: int, by: str, key:
 
 
 @st.cache_resource(show_spinner="Scoring every run…", max_entries=4)
-def all_scores(folder: str, key: Key) -> dict[str, pl.DataFrame]:
+def all_scores(folder: str, run_ids: tuple[str, ...], key: Key) -> dict[str, pl.DataFrame]:
     # Several runs at a time (the first view of a folder scores every run for the trend).
-    return score_runs(_load(folder, key).runs.values())
+    return score_runs(runs(folder, run_ids, key).values())
+
+
+def groups(folder: str, key: Key) -> list[TestSetGroup]:
+    """The folder's runs grouped by the test set they answered (see :mod:`evalcore.runs.groups`);
+    a run whose results turned out broken is no longer among them."""
+    return _groups(folder, tuple(entries(folder, key)), key)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def groups(folder: str, key: Key) -> list[TestSetGroup]:
-    """The loaded runs grouped by the test set they answered (see :mod:`evalcore.runs.groups`)."""
-    return group_runs(_load(folder, key).runs.values(), folder)
+def _groups(folder: str, run_ids: tuple[str, ...], key: Key) -> list[TestSetGroup]:
+    known = entries(folder, key)
+    return group_runs([known[r] for r in run_ids], folder)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def trend_table(folder: str, run_ids: tuple[str, ...], metrics: tuple[str, ...], key: Key) -> pl.DataFrame:
-    runs = _load(folder, key).runs
-    return trend([runs[r] for r in run_ids], metrics, all_scores(folder, key))
+    got = runs(folder, run_ids, key)
+    return trend([got[r] for r in run_ids], metrics, all_scores(folder, run_ids, key))
 
 
 def detail(
@@ -153,7 +183,7 @@ def detail(
     """One question of one run, judged by ``judge`` (``recorded``: the run file's verdicts; else a
     revision id in the store). Not cached: one question's rows are a filter away, and caching would
     copy its long texts."""
-    run = _load(folder, key).runs[run_id]
+    run = _run(folder, run_id, key)
     if judge != "recorded":
         from evalcore.judge.revision import judged_by
 
@@ -175,7 +205,7 @@ def _standing(folder: str, run_id: str, key: Key, judge: str, labels_stamp: int,
     from evalcore.calibration.report import standing as calibration_standing
     from evalcore.judge.revision import judged_by
 
-    run = _load(folder, key).runs[run_id]
+    run = _run(folder, run_id, key)
     if judge != "recorded":
         run = judged_by(store(), run, judge)
     return calibration_standing(store(), run)
@@ -189,7 +219,7 @@ def store() -> Store:
 
 def revisions(folder: str, run_id: str, key: Key) -> list[Revision]:
     """The run's judge revisions for its results file as it is now, oldest first."""
-    run = _load(folder, key).runs[run_id]
+    run = _run(folder, run_id, key)
     return store().revisions(run.run_id, run.results_sha256())
 
 
@@ -198,7 +228,7 @@ def revision_diff(folder: str, run_id: str, a: str, b: str, qid: str, key: Key) 
     when they do not."""
     from evalcore.judge.revision import diff, judged_by
 
-    run = _load(folder, key).runs[run_id]
+    run = _run(folder, run_id, key)
     changed = diff(judged_by(store(), run, a), judged_by(store(), run, b)).filter(pl.col("qid") == qid)
     return changed.row(0, named=True) if changed.height else None
 
@@ -227,7 +257,7 @@ def _estimate(
 ) -> Estimate:
     from evalcore.judge.client import estimate, items_for
 
-    run = _load(folder, key).runs[run_id]
+    run = _run(folder, run_id, key)
     return estimate(items_for(run, qids), _config(folder, key, like), store())
 
 
@@ -246,7 +276,7 @@ def _config(folder: str, key: Key, like: str | None) -> Any:
 
     if like is None:
         return JudgeConfig()
-    return config_like(store(), _load(folder, key).runs[like])
+    return config_like(store(), _run(folder, like, key))
 
 
 def rejudge(
@@ -263,7 +293,7 @@ def rejudge(
     never stored)."""
     from evalcore.judge.rerun import rerun
 
-    run = _load(folder, key).runs[run_id]
+    run = _run(folder, run_id, key)
     config = _config(folder, key, like)
     return rerun(run, store(), config, qids=qids, api_key=api_key or None, on_verdict=on_verdict)
 
@@ -272,14 +302,14 @@ def rejudge(
 def across_runs(folder: str, qid: str, run_ids: tuple[str, ...], key: Key) -> pl.DataFrame:
     # Runs scored before give the question's row from the cache; the others score this question only
     # (a folder opened on a question page does not score every run for one row of each).
-    runs = _load(folder, key).runs
-    chosen = [runs[r] for r in run_ids]
+    got = runs(folder, run_ids, key)
+    chosen = [got[r] for r in run_ids]
     return question_across_runs(chosen, qid, score_question(chosen, qid))
 
 
-def overview_table(result: LoadResult, run_ids: list[str]) -> pl.DataFrame:
+def overview_table(loaded: Mapping[str, Run], run_ids: list[str]) -> pl.DataFrame:
     """The Overview's runs table: a row per run (of the chosen test set), its manifest flattened."""
-    return pl.DataFrame([tables.manifest_row(result.runs[r]) for r in run_ids])
+    return pl.DataFrame([tables.manifest_row(loaded[r]) for r in run_ids])
 
 
 __all__ = [

@@ -6,7 +6,8 @@ whole frame even though Streamlit runs that page's file without ``app.py``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -17,8 +18,10 @@ from streamlit.delta_generator import DeltaGenerator
 from dashboard import data
 from dashboard.data import Key, load, runs_folder
 from dashboard.render import md_code, md_escape
-from evalcore import LoadResult
+from evalcore import Run
+from evalcore.errors import Problem
 from evalcore.runs.groups import TestSetGroup, find_group
+from evalcore.runs.load import RunEntry, RunFolder
 
 PAGES = [
     ("app.py", "Overview", ":material/dashboard:"),
@@ -35,28 +38,77 @@ GROUP_KEY = "ts_group"  # the sidebar's test-set picker: one for every page
 PICKED_GROUP = "_ts_group_picked"  # the test set chosen, kept across pages (see _seed_group)
 
 
+class Runs(Mapping[str, Run]):
+    """The frame's runs, each read the first time the page asks for it (a page about two runs of a
+    folder of twenty reads two results files). A run whose results turn out to have errors joins the
+    folder's problems and the page runs again without it, as if it had never loaded."""
+
+    def __init__(self, frame: Frame) -> None:
+        self._frame = frame
+
+    def __getitem__(self, run_id: str) -> Run:
+        got = self.load([run_id])
+        if run_id not in got:
+            raise KeyError(run_id)
+        return got[run_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._frame.entries)
+
+    def __len__(self) -> int:
+        return len(self._frame.entries)
+
+    def load(self, run_ids: Iterable[str]) -> dict[str, Run]:
+        """These runs, read now if they were not yet (several at a time)."""
+        wanted = [r for r in dict.fromkeys(run_ids) if r in self._frame.entries]
+        rf = self._frame.rf
+        unread = [r for r in wanted if r not in rf.loaded()]
+        if not unread:
+            return rf.load(wanted)
+        with st.spinner(f"Reading {len(unread)} run(s)…" if len(unread) > 1 else f"Reading {unread[0]}…"):
+            got = data.runs(self._frame.fkey, wanted, self._frame.key)
+        if len(got) < len(wanted):
+            st.rerun()  # without the runs that failed: pickers and defaults move to the others
+        return got
+
+
 @dataclass(frozen=True)
 class Frame:
     folder: Path
-    result: LoadResult
+    rf: RunFolder
     key: Key
     groups: tuple[TestSetGroup, ...] = ()
     group: TestSetGroup | None = None  # the test set every view of the page works within
     complaints: tuple[str, ...] = ()  # link values the frame itself rejected (testset=)
+    entries: dict[str, RunEntry] = field(default_factory=dict)  # the folder's runs, results not read
 
     @property
     def fkey(self) -> str:
         return str(self.folder)
 
     @property
+    def runs(self) -> Runs:
+        """The folder's runs by id, each read when first asked for."""
+        return Runs(self)
+
+    @property
+    def problems(self) -> list[Problem]:
+        """What is wrong with the folder's runs, as far as read so far."""
+        return self.rf.problems
+
+    def load_all(self) -> None:
+        """Read every run of the folder now (the Overview lists every problem of the folder)."""
+        self.runs.load(self.entries)
+
+    @property
     def run_ids(self) -> list[str]:
         """The runs of the chosen test set, oldest first (every run when the folder holds one test set)."""
-        return list(self.group.run_ids) if self.group else list(self.result.runs)
+        return list(self.group.run_ids) if self.group else list(self.entries)
 
     @property
     def other_runs(self) -> int:
-        """Runs loaded that answer another test set than the chosen one."""
-        return len(self.result.runs) - len(self.run_ids)
+        """Runs of the folder that answer another test set than the chosen one."""
+        return len(self.entries) - len(self.run_ids)
 
     def run_ok(self, run_id: str) -> bool | str:
         """A link's run: True if it is one of the chosen test set's, else why not (another test set's
@@ -73,7 +125,7 @@ class Frame:
         if qid in known:
             return True
         for g in self.groups:
-            if g != self.group and qid in set(self.result.runs[g.run_ids[-1]].testset.cases["qid"].to_list()):
+            if g != self.group and qid in set(self.entries[g.run_ids[-1]].testset.cases["qid"].to_list()):
                 return (
                     f"is not a question of this test set, but of {g.name}: pick that test set in the "
                     "sidebar (a link with run= picks it for you)"
@@ -87,7 +139,7 @@ class Frame:
             st.session_state[key] = default
 
     def label(self, run_id: str) -> str:
-        run = self.result.runs.get(run_id)
+        run = self.entries.get(run_id)
         return f"{run.label} · {run_id}" if run and run.label != run_id else run_id
 
 
@@ -153,9 +205,10 @@ def setup(title: str, icon: str, *, charts: bool = True) -> Frame:
         for path, label, page_icon in PAGES:
             st.page_link(path, label=label, icon=page_icon)
     prefetch = _prefetch_components(charts)
-    result, key = load(folder)
+    rf, key = load(folder)
+    entries = data.entries(str(folder), key)
     prefetch.empty()
-    groups = data.groups(str(folder), key) if result.runs else []
+    groups = data.groups(str(folder), key) if entries else []
     complaints = _seed_group(groups) if groups else []
     group = None
     with st.sidebar:
@@ -177,9 +230,9 @@ def setup(title: str, icon: str, *, charts: bool = True) -> Frame:
             group = groups[0] if groups else None
             st.session_state["_frame_query"] = {}
         st.caption(f"Runs folder: {md_code(str(folder))}")
-        st.caption(f"{len(result.runs)} run(s) loaded")
-        errors = [p for p in result.problems if p.severity == "error"]
-        if errors and result.runs:  # with no run at all, the page itself says so
+        st.caption(f"{len(entries)} run(s)")
+        errors = [p for p in rf.problems if p.severity == "error"]
+        if errors and entries:  # with no run at all, the page itself says so
             st.error(
                 f"{len(errors)} problem(s) keep some runs from loading — see Overview.",
                 icon=":material/error:",
@@ -187,8 +240,9 @@ def setup(title: str, icon: str, *, charts: bool = True) -> Frame:
     st.title(title)
     return Frame(
         folder=folder,
-        result=result,
+        rf=rf,
         key=key,
+        entries=entries,
         groups=tuple(groups),
         group=group,
         complaints=tuple(complaints),
@@ -196,11 +250,11 @@ def setup(title: str, icon: str, *, charts: bool = True) -> Frame:
 
 
 def show_problems(frame: Frame) -> None:
-    problems = frame.result.problems
+    problems = frame.problems
     if not problems:
         return
     errors = [p for p in problems if p.severity == "error"]
-    loaded = len(frame.result.runs)
+    loaded = len(frame.entries)
     with st.expander(
         f"{len(problems)} problem(s) with runs in this folder"
         + (f" — the other {loaded} run(s) loaded" if loaded else " — no run loaded"),
@@ -222,12 +276,12 @@ def need_runs(frame: Frame, n: int = 1) -> None:
     """Stop the page with one message when it has fewer than ``n`` runs to show; say why."""
     folder = md_code(str(frame.folder))
     loaded = len(frame.run_ids)
-    if not frame.result.runs:
+    if not frame.entries:
         if not frame.folder.is_dir():
             st.error(
                 f"The runs folder {folder} does not exist. {POINT_ELSEWHERE}", icon=":material/folder_off:"
             )
-        elif not any(p.severity == "error" for p in frame.result.problems):
+        elif not any(p.severity == "error" for p in frame.problems):
             st.info(f"No run found in {folder}. {POINT_ELSEWHERE}", icon=":material/folder_open:")
         else:
             st.error(

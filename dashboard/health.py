@@ -9,7 +9,8 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from dashboard.data import Key, _load, scores, store
+from dashboard.data import Key, entries, scores, store
+from dashboard.data import runs as runs_of
 from evalcore.errors import Problems
 from evalcore.judge.client import JudgeConfig
 from evalcore.runs.testset import TestSet, read_testset
@@ -25,7 +26,7 @@ __all__ = ["DEFAULT_METRICS", "HIGH", "diff_counts"]
 
 
 def testset(folder: str, run_id: str, key: Key) -> TestSet:
-    return _load(folder, key).runs[run_id].testset
+    return entries(folder, key)[run_id].testset
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -60,8 +61,10 @@ def target(table: pl.DataFrame, metric: str, delta: float, slice_: str) -> Slice
 
 @st.cache_data(show_spinner="Measuring question/chunk overlap…", max_entries=16)
 def overlap_of(folder: str, run_ids: tuple[str, ...], key: Key) -> pl.DataFrame:
-    runs = _load(folder, key).runs
-    return overlap_table(runs[run_ids[-1]].testset, chunk_texts(runs[r].retrieved for r in run_ids))
+    runs = runs_of(folder, run_ids, key)  # those that loaded
+    return overlap_table(
+        entries(folder, key)[run_ids[-1]].testset, chunk_texts(r.retrieved for r in runs.values())
+    )
 
 
 def overlap_parts(table: pl.DataFrame, n: int = 15) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -69,8 +72,7 @@ def overlap_parts(table: pl.DataFrame, n: int = 15) -> tuple[pl.DataFrame, pl.Da
 
 
 def versions_of(folder: str, run_ids: tuple[str, ...], key: Key) -> pl.DataFrame:
-    runs = _load(folder, key).runs
-    table = answered_versions(runs[r] for r in run_ids)
+    table = answered_versions(runs_of(folder, run_ids, key).values())
     root = Path(folder)
     return table.with_columns(
         pl.col("file").map_elements(lambda f: _relative(f, root), return_dtype=pl.String)

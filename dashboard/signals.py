@@ -10,7 +10,8 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from dashboard.data import Key, _load, store
+from dashboard.data import Key, entries, store
+from dashboard.data import runs as runs_of
 from evalcore.judge.client import JudgeConfig
 from evalcore.signals.alerts import (
     Alert,
@@ -101,8 +102,7 @@ def conversation(lg: Log, line: int) -> tuple[dict[str, Any], pl.DataFrame]:
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def texts_from_runs(folder: str, run_ids: tuple[str, ...], key: Key) -> dict[str, str]:
-    runs = _load(folder, key).runs
-    return chunk_texts(runs[r].retrieved for r in run_ids)
+    return chunk_texts(r.retrieved for r in runs_of(folder, run_ids, key).values())
 
 
 def redaction(text: str) -> Redaction:
@@ -136,7 +136,7 @@ def write_version(testset: Path, by: str) -> tuple[Path, str, int]:
 
 
 def testset_of(frame: Any) -> Any:
-    return _load(frame.fkey, frame.key).runs[frame.run_ids[-1]].testset
+    return entries(frame.fkey, frame.key)[frame.run_ids[-1]].testset
 
 
 def values_of(ts: Any, column: str) -> list[str]:

@@ -17,9 +17,8 @@ CHARTS = {"heatmap": "Heatmap", "bars": "Bars with CIs"}
 
 frame = setup("Breakdown", ":material/grid_view:")
 need_runs(frame)
-runs = frame.result.runs
-last = runs[frame.run_ids[-1]]
-tags = last.testset.tag_names()
+runs = frame.runs  # each read when first asked for: this page reads one run, or two
+tags = frame.entries[frame.run_ids[-1]].testset.tag_names()
 frame.keep("bd_run", frame.run_ids[-1])
 frame.keep("bd_vs", None)
 
@@ -45,6 +44,7 @@ vs = c2.selectbox(
     format_func=lambda r: "— one run only —" if r is None else frame.label(r),
 )
 by = c3.selectbox("Slice by", tags, key="bd_by")
+runs.load([run_id, vs] if vs else [run_id])  # together: two files parse side by side
 run = runs[run_id]
 
 if vs is None:

@@ -25,9 +25,9 @@ from dashboard.views import CompareView
 
 frame = setup("Compare", ":material/compare_arrows:", charts=False)
 need_runs(frame, 2)
-runs = frame.result.runs
+runs = frame.runs  # each read when first asked for: this page reads two runs
 ids = frame.run_ids
-tags = runs[ids[-1]].testset.tag_names()
+tags = frame.entries[ids[-1]].testset.tag_names()
 frame.keep("cmp_base", ids[-2])
 frame.keep("cmp_cand", ids[-1])
 
@@ -60,6 +60,7 @@ k = int(c3.number_input("Top k", 1, 100, key="cmp_k"))
 if base == cand:
     st.info("Pick two different runs.")
     st.stop()
+runs.load([base, cand])  # together: the two files parse side by side
 problem = data.incomparable(runs[base], runs[cand])
 if problem:
     st.error(md_escape(problem[0].upper() + problem[1:] + "."))

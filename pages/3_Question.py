@@ -22,7 +22,8 @@ from dashboard.views import QuestionView
 
 frame = setup("Question", ":material/help:")
 need_runs(frame)
-runs = frame.result.runs
+runs = frame.runs
+runs.load(frame.run_ids)  # the question across every run of the test set
 ids = frame.run_ids
 # A qid means something only inside its test set: the picker lists the chosen test set's questions
 # (its newest version), and each run's own test set gives the question shown above its answer.

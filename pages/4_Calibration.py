@@ -13,6 +13,7 @@ from dashboard.views import CalibrationView
 
 frame = setup("Calibration", ":material/balance:", charts=False)
 need_runs(frame)
+frame.runs.load(frame.run_ids)
 ids = frame.run_ids
 sessions = calib.sessions(ids)
 by_name = {s.name: s for s in sessions}

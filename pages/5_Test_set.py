@@ -14,6 +14,7 @@ from dashboard.views import TESTSET_MODES, TestSetView
 
 frame = setup("Test set", ":material/checklist:")
 need_runs(frame)
+frame.runs.load(frame.run_ids)
 ids = frame.run_ids
 newest = ids[-1]
 ts = health.testset(frame.fkey, newest, frame.key)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import polars as pl
 
-from evalcore.runs.load import Run
+from evalcore.runs.load import Run, RunEntry
 from evalcore.runs.testset import TestSet
 
 SAME_TEST_SET = 0.5  # share of the smaller version's (qid, text) pairs the other must hold
@@ -71,7 +71,7 @@ def _display(path: Path, root: Path | None) -> str:
     return path.name
 
 
-def group_runs(runs: Iterable[Run], root: str | Path | None = None) -> list[TestSetGroup]:
+def group_runs(runs: Iterable[Run | RunEntry], root: str | Path | None = None) -> list[TestSetGroup]:
     """The runs grouped by test set, in the order of each group's newest run (the group with the
     latest run last, like runs). ``root`` (the runs folder) makes names relative to it."""
     ordered = list(runs)
@@ -92,7 +92,7 @@ def group_runs(runs: Iterable[Run], root: str | Path | None = None) -> list[Test
         for b in shas[i + 1 :]:
             if find(a) != find(b) and _same_test_set(versions[a], versions[b]):
                 parent[find(b)] = find(a)
-    members: dict[str, list[Run]] = {}
+    members: dict[str, list[Run | RunEntry]] = {}
     for run in ordered:
         members.setdefault(find(run.testset.sha256), []).append(run)
     root_path = Path(root) if root is not None else None

@@ -574,9 +574,16 @@ class RunFolder:
             self._problems.items.extend(found.items)
 
     def _read(self, todo: list[str]) -> None:
-        folders = [self._manifests[r][0] for r in todo]
+        # Whether the compiled reader pays for loading it is decided on the whole folder: its other
+        # runs are likely next (a page of one run, then the next page), and one of them read line
+        # by line costs what loading the reader does.
         load_scanner_for(
-            sum(f.stat().st_size for d in folders for f in (d / "results.jsonl",) if f.is_file()),
+            sum(
+                f.stat().st_size
+                for d, _, _ in self._manifests.values()
+                for f in (d / "results.jsonl",)
+                if f.is_file()
+            ),
             then=preload if self._preload else None,
         )
         # Twice the cores: while numba loads (holding the interpreter most of a second) the others

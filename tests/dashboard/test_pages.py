@@ -106,6 +106,27 @@ def test_a_broken_run_is_listed_and_the_others_still_render(
     assert at.dataframe[0].value.shape[0] > 0, "Compare still works on the runs that loaded"
 
 
+def test_a_page_opened_first_reads_only_its_runs_and_steps_past_a_broken_latest_one(
+    monkeypatch: pytest.MonkeyPatch, runs_copy: Path
+) -> None:
+    from dashboard import data
+
+    latest = CAND  # the newest run: every page's default
+    (runs_copy / latest / "results.jsonl").write_text('{"qid": "hv-001", "retrieved": [}\n')
+    at = open_page(monkeypatch, "pages/1_Breakdown.py", folder=runs_copy)
+    assert at.selectbox(key="bd_run").value == BASE, "the run before the broken one is shown"
+    assert not any(latest in o for o in at.selectbox(key="bd_run").options)
+    assert any("1 problem(s) keep some runs from loading" in e.value for e in at.sidebar.error)
+    folder, _ = data.load(runs_copy)
+    assert list(folder.loaded()) == [BASE], "a page of one run reads that run's file (and the broken one's)"
+    at = open_page(monkeypatch, "pages/2_Compare.py", folder=runs_copy, base="2026-10-19-hybrid", cand=BASE)
+    assert at.dataframe[0].value.shape[0] > 0
+    assert list(folder.loaded()) == ["2026-10-19-hybrid", BASE]
+    at = open_page(monkeypatch, folder=runs_copy)
+    assert "results.jsonl:1: error: malformed JSON" in texts(at), "Overview lists it with file and line"
+    assert len(folder.loaded()) == 3
+
+
 def test_run_labels_reach_the_trend_chart_escaped_for_plotly(
     monkeypatch: pytest.MonkeyPatch, runs_copy: Path
 ) -> None:

@@ -571,3 +571,65 @@ def test_a_cache_write_that_fails_is_reported_once_and_never_fails_a_load(
     p.write_bytes(p.read_bytes() + b"\n")
     assert len(load_runs(runs_copy).runs) == 4
     assert not list(cache.cache_dir().rglob("*.tmp"))
+
+
+# --------------------------------------------------------------------------- a folder read on demand
+
+
+def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    import evalcore.runs.load as load_mod
+
+    read: list[str] = []
+    real = load_mod._read_results
+
+    def spy(folder: Path, problems):  # type: ignore[no-untyped-def]
+        read.append(folder.name)
+        return real(folder, problems)
+
+    monkeypatch.setattr(load_mod, "_read_results", spy)
+    return read
+
+
+def test_a_run_folder_reads_only_the_runs_asked_for(runs_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalcore.runs.load import RunFolder
+
+    read = _count_reads(monkeypatch)
+    folder = RunFolder(runs_copy)
+    entries = folder.entries
+    assert list(entries) == [p.name for p in sorted(runs_copy.glob("2026-*"))], "every run, oldest first"
+    assert entries[BASE].testset.cases.height > 0 and read == [], "pickers need no results file"
+    cand = list(entries)[-1]
+    assert list(folder.load([cand])) == [cand] and read == [cand]
+    assert list(folder.load([BASE, cand])) == [BASE, cand] and read == [cand, BASE], "each file read once"
+    assert list(folder.loaded()) == [BASE, cand]
+    assert len(folder.load()) == 4 and sorted(read) == sorted(entries)
+    assert folder.load(["no-such-run"]) == {}
+
+
+def test_a_run_whose_results_are_broken_leaves_the_folder_when_it_is_read(runs_copy: Path) -> None:
+    from evalcore.runs.load import RunFolder
+
+    break_results(runs_copy, BASE, 3, '{"qid": "hv-003", "retrieved": [}')
+    folder = RunFolder(runs_copy)
+    assert BASE in folder.entries and not folder.problems, "not known before its results are read"
+    assert folder.load([BASE]) == {}
+    assert BASE not in folder.entries
+    err = only_error(folder.problems)
+    assert err.path.endswith(f"{BASE}/results.jsonl") and err.line == 3
+    assert len(folder.load()) == 3, "the others still load"
+    assert folder.result().problems == folder.problems and len(folder.result().runs) == 3
+
+
+def test_a_run_id_used_twice_is_reported_before_any_results_file_is_read(
+    runs_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from evalcore.runs.load import RunFolder
+
+    shutil.copytree(runs_copy / BASE, runs_copy / "copy-of-bm25")
+    read = _count_reads(monkeypatch)
+    folder = RunFolder(runs_copy)
+    err = only_error(folder.problems)
+    assert err.field == "run_id" and "already used by" in err.message and read == []
+    assert len(folder.entries) == 4
