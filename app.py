@@ -16,9 +16,9 @@ from dashboard.frame import complain, need_runs, setup, show_problems
 from dashboard.render import md_escape, plot_text, plot_texts
 from dashboard.views import OverviewView
 
-frame = setup("Overview", ":material/dashboard:")
+frame = setup("Overview", ":material/dashboard:", read_all=True)
+# The trend needs every run, and the problems listed below are the whole folder's: setup read them all.
 need_runs(frame)  # with no run it says why (and lists the problems), and stops
-frame.load_all()  # the trend needs every run, and the problems listed below are the whole folder's
 show_problems(frame)
 ids = frame.run_ids
 runs = frame.runs

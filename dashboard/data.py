@@ -75,9 +75,10 @@ def load(folder: Path) -> tuple[RunFolder, Key]:
     return _folder(str(folder), key), key
 
 
-def runs(folder: str, run_ids: Iterable[str], key: Key) -> dict[str, Run]:
-    """These runs, read the first time they are asked for (several at a time); runs whose results
-    have errors are left out (their problems are the folder's, see :class:`RunFolder`)."""
+def runs(folder: str, run_ids: Iterable[str] | None, key: Key) -> dict[str, Run]:
+    """These runs (None: every run of the folder), read the first time they are asked for (several
+    at a time); runs whose results have errors are left out (their problems are the folder's, see
+    :class:`RunFolder`)."""
     return _folder(folder, key).load(run_ids)
 
 

@@ -96,10 +96,6 @@ class Frame:
         """What is wrong with the folder's runs, as far as read so far."""
         return self.rf.problems
 
-    def load_all(self) -> None:
-        """Read every run of the folder now (the Overview lists every problem of the folder)."""
-        self.runs.load(self.entries)
-
     @property
     def run_ids(self) -> list[str]:
         """The runs of the chosen test set, oldest first (every run when the folder holds one test set)."""
@@ -196,9 +192,10 @@ def _prefetch_components(charts: bool) -> DeltaGenerator:
     return slot
 
 
-def setup(title: str, icon: str, *, charts: bool = True) -> Frame:
+def setup(title: str, icon: str, *, charts: bool = True, read_all: bool = False) -> Frame:
     """The page's frame; ``charts``: whether the page draws plotly charts (their code is fetched
-    while the runs load)."""
+    while the runs load); ``read_all``: the page needs every run of the folder (Overview), read now,
+    the test sets beside the results files (other pages read the runs they show, when they show them)."""
     st.set_page_config(page_title=f"{title} · ragtriage", page_icon=icon, layout="wide")
     folder = runs_folder()
     with st.sidebar:  # the way around shows while the runs load
@@ -206,6 +203,9 @@ def setup(title: str, icon: str, *, charts: bool = True) -> Frame:
             st.page_link(path, label=label, icon=page_icon)
     prefetch = _prefetch_components(charts)
     rf, key = load(folder)
+    if read_all and not rf.loaded():
+        with st.spinner("Reading the runs…"):
+            data.runs(str(folder), None, key)
     entries = data.entries(str(folder), key)
     prefetch.empty()
     groups = data.groups(str(folder), key) if entries else []

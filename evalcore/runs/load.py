@@ -216,6 +216,8 @@ def _check_against_testset(
     run_path: Path, results: pl.DataFrame, testset: TestSet, problems: Problems
 ) -> None:
     """Every qid is in the test set; questions of the test set without a result are noted."""
+    if results["qid"].equals(testset.cases["qid"]):
+        return  # every question answered, in the test set's order (the usual run): nothing to join
     unknown = results.join(testset.cases.select("qid"), on="qid", how="anti").head(50)
     for row in unknown.iter_rows(named=True):
         problems.error(
