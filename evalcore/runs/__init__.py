@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 _API = {
     "LoadResult": "load",
     "Run": "load",
+    "RunEntry": "load",
+    "RunFolder": "load",
     "discover_runs": "load",
     "load_run": "load",
     "load_runs": "load",
@@ -21,6 +23,8 @@ _API = {
 __all__ = [
     "LoadResult",
     "Run",
+    "RunEntry",
+    "RunFolder",
     "RunWriter",
     "TestSet",
     "discover_runs",
@@ -43,6 +47,15 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from evalcore.runs.load import LoadResult, Run, discover_runs, load_run, load_runs, read_run
+    from evalcore.runs.load import (
+        LoadResult,
+        Run,
+        RunEntry,
+        RunFolder,
+        discover_runs,
+        load_run,
+        load_runs,
+        read_run,
+    )
     from evalcore.runs.testset import TestSet, read_testset
     from evalcore.runs.writer import RunWriter
