@@ -82,6 +82,12 @@ def runs(folder: str, run_ids: Iterable[str] | None, key: Key) -> dict[str, Run]
     return _folder(folder, key).load(run_ids)
 
 
+def question_runs(folder: str, run_ids: Iterable[str], qid: str, key: Key) -> dict[str, Run]:
+    """Each run's record of one question: a run read before whole, any other from the one line of
+    its file holding the qid (see :meth:`RunFolder.question`)."""
+    return _folder(folder, key).question(run_ids, qid)
+
+
 def _run(folder: str, run_id: str, key: Key) -> Run:
     got = runs(folder, [run_id], key)
     if run_id not in got:
@@ -182,9 +188,11 @@ def detail(
     folder: str, run_id: str, qid: str, k: int, key: Key, judge: str = "recorded"
 ) -> QuestionDetail | None:
     """One question of one run, judged by ``judge`` (``recorded``: the run file's verdicts; else a
-    revision id in the store). Not cached: one question's rows are a filter away, and caching would
-    copy its long texts."""
-    run = _run(folder, run_id, key)
+    revision id in the store). Not cached: one question's rows are a filter away (or one line of the
+    file), and caching would copy its long texts."""
+    run = question_runs(folder, [run_id], qid, key).get(run_id)
+    if run is None:
+        return None
     if judge != "recorded":
         from evalcore.judge.revision import judged_by
 
@@ -220,7 +228,7 @@ def store() -> Store:
 
 def revisions(folder: str, run_id: str, key: Key) -> list[Revision]:
     """The run's judge revisions for its results file as it is now, oldest first."""
-    run = _run(folder, run_id, key)
+    run = entries(folder, key)[run_id]
     return store().revisions(run.run_id, run.results_sha256())
 
 
@@ -258,7 +266,10 @@ def _estimate(
 ) -> Estimate:
     from evalcore.judge.client import estimate, items_for
 
-    run = _run(folder, run_id, key)
+    # One question (the Question page): its line of the file is enough.
+    run = (
+        question_runs(folder, [run_id], qids[0], key)[run_id] if len(qids) == 1 else _run(folder, run_id, key)
+    )
     return estimate(items_for(run, qids), _config(folder, key, like), store())
 
 
@@ -303,8 +314,8 @@ def rejudge(
 def across_runs(folder: str, qid: str, run_ids: tuple[str, ...], key: Key) -> pl.DataFrame:
     # Runs scored before give the question's row from the cache; the others score this question only
     # (a folder opened on a question page does not score every run for one row of each).
-    got = runs(folder, run_ids, key)
-    chosen = [got[r] for r in run_ids]
+    got = question_runs(folder, run_ids, qid, key)
+    chosen = [got[r] for r in run_ids if r in got]
     return question_across_runs(chosen, qid, score_question(chosen, qid))
 
 

@@ -22,12 +22,13 @@ from dashboard.views import QuestionView
 
 frame = setup("Question", ":material/help:")
 need_runs(frame)
+# The question across every run of the test set: each run's line for it, not the whole file (the
+# start table below, without a question, reads the latest two runs whole).
 runs = frame.runs
-runs.load(frame.run_ids)  # the question across every run of the test set
 ids = frame.run_ids
 # A qid means something only inside its test set: the picker lists the chosen test set's questions
 # (its newest version), and each run's own test set gives the question shown above its answer.
-cases = runs[ids[-1]].testset.cases
+cases = frame.entries[ids[-1]].testset.cases
 known = set(cases["qid"].to_list())
 frame.keep("q_run", None)
 
@@ -183,7 +184,7 @@ st.dataframe(tables.history_table(history), hide_index=True)
 
 # One run at a time: with many runs, rendering every run's chunks at once would be slow to read and load.
 # Option labels of a segmented control are markdown: a run label must not become a link or an image.
-st.segmented_control("Run", run_ids, key="q_run", format_func=lambda r: md_escape(runs[r].label))
+st.segmented_control("Run", run_ids, key="q_run", format_func=lambda r: md_escape(frame.entries[r].label))
 c_judge, c_rejudge = st.columns(2)
 with c_judge:
     st.selectbox(
@@ -244,7 +245,7 @@ with left:
         claim_list(d)
         judge_flag(frame, run_id, judge)
 with right:
-    context_k = runs[run_id].manifest.context_k
+    context_k = frame.entries[run_id].manifest.context_k
     st.markdown(
         f"**Retrieved chunks** (top {k}"
         + (f"; the generator was given the top {context_k}" if context_k else "")

@@ -13,12 +13,14 @@ ones that did not, so one broken file cannot take the others down.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 from pydantic import ValidationError
@@ -43,18 +45,13 @@ _TESTSET_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
-class Run:
-    """One loaded run: the manifest and long tables of its results."""
+class RunEntry:
+    """A run folder whose ``run.json`` read cleanly and whose test set is at hand: what a run picker
+    needs (id, label, time, test set, judge) before the run's results file is read."""
 
     path: Path
     manifest: RunManifest
     testset: TestSet
-    results: pl.DataFrame  # one row per question answered
-    retrieved: pl.DataFrame  # one row per retrieved chunk, in file order
-    claims: pl.DataFrame  # one row per judge claim
-    external: pl.DataFrame  # long: qid, name, value (scores computed outside evalcore)
-    warnings: tuple[Problem, ...] = ()
-    source_key: str | None = None  # the results file's path + mtime + size when it was read
 
     @property
     def run_id(self) -> str:
@@ -90,6 +87,19 @@ class Run:
         """The results file's content hash: what judge revisions attach to, besides the run id.
         Hashed once per file version (path, mtime, size), not on every page that asks."""
         return _content_hash(self.results_file, file_key(self.results_file))
+
+
+@dataclass(frozen=True)
+class Run(RunEntry):
+    """One loaded run: the manifest and long tables of its results."""
+
+    results: pl.DataFrame  # one row per question answered
+    retrieved: pl.DataFrame  # one row per retrieved chunk, in file order
+    claims: pl.DataFrame  # one row per judge claim
+    external: pl.DataFrame  # long: qid, name, value (scores computed outside evalcore)
+    warnings: tuple[Problem, ...] = ()
+    source_key: str | None = None  # the results file's path + mtime + size when it was read; None
+    # for a run holding part of its file (RunFolder.question), whose scores must not be cached
 
 
 @dataclass
@@ -210,6 +220,47 @@ def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFr
     if len(problems.errors) > before:
         return None
     return frames_from_records(records)
+
+
+def _read_question(folder: Path, qid: str) -> dict[str, pl.DataFrame] | None:
+    """The frames of the one line of ``folder``'s results.jsonl whose record has this qid, found by
+    a byte search for the qid as JSON writes it and checked as any line of a whole file is (record
+    model, then the record checks); None when the run has a parquet file, a byte order mark, no such
+    line or more than one, or the line has a problem — the caller then reads the whole file."""
+    path = folder / "results.jsonl"
+    if (folder / "results.parquet").exists():
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if data.startswith(b"\xef\xbb\xbf") or not qid.isascii():
+        return None  # (a non-ASCII qid may be written escaped or not: the whole file tells)
+    needle = json.dumps(qid).encode()
+    found: list[tuple[int, dict[str, Any]]] = []
+    at = data.find(needle)
+    while at != -1:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end == -1 else end
+        try:
+            obj = loads_strict(data[start:end].decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if isinstance(obj, dict) and obj.get("qid") == qid:
+            found.append((start, obj))
+        at = data.find(needle, end)
+    if len(found) != 1:
+        return None
+    start, obj = found[0]
+    lineno = data.count(b"\n", 0, start) + 1
+    problems = Problems()
+    rec = validate_line(ResultRecord, obj, path, lineno, problems)
+    if not isinstance(rec, ResultRecord):
+        return None
+    frames = frames_from_records([(lineno, rec)])
+    check_records(path, frames, problems)
+    return None if problems.errors else frames
 
 
 def _check_against_testset(
@@ -442,24 +493,6 @@ def discover_runs(folder: str | Path) -> list[Path]:
     return found
 
 
-@dataclass(frozen=True)
-class RunEntry:
-    """A run folder whose ``run.json`` read cleanly and whose test set is at hand: what a run picker
-    needs (id, label, time, test set) before the run's results file is read."""
-
-    path: Path
-    manifest: RunManifest
-    testset: TestSet
-
-    @property
-    def run_id(self) -> str:
-        return self.manifest.run_id
-
-    @property
-    def label(self) -> str:
-        return self.manifest.label or self.manifest.run_id
-
-
 class RunFolder:
     """A runs folder read on demand: every ``run.json`` at once, each test set the first time a
     caller needs the runs' test sets, each run's results file the first time that run is asked for
@@ -558,6 +591,41 @@ class RunFolder:
             if todo:
                 self._read(todo)
             return {r: self._runs[r] for r in wanted if r in self._runs}
+
+    def question(self, run_ids: Iterable[str], qid: str) -> dict[str, Run]:
+        """Each run's record of one question, for a page about that question across many runs: a run
+        read before gives its whole self; any other only the line of its JSON Lines file that holds
+        the qid (:func:`_read_question`: a byte search, the line checked by the same record model and
+        record checks as a whole file's), not the other lines. Such a run holds that question alone
+        and has no ``source_key``, so its scores are never cached as the run's. A run whose line is
+        not found exactly once or does not read cleanly is read whole, as any page would, so that its
+        problems are named the same way. Ids that are not a run of the folder are left out."""
+        testsets = self._read_testsets()
+        with self._lock:
+            wanted = [r for r in dict.fromkeys(run_ids) if r in self._manifests and r not in self._failed]
+            out: dict[str, Run] = {r: self._runs[r] for r in wanted if r in self._runs}
+        whole = []
+        for r in wanted:
+            if r in out:
+                continue
+            f, manifest, path = self._manifests[r]
+            ts = self._override if path is None else testsets.get(path)
+            frames = _read_question(f, qid) if ts is not None else None
+            if frames is None:
+                whole.append(r)
+                continue
+            out[r] = Run(
+                path=f,
+                manifest=manifest,
+                testset=ts,  # type: ignore[arg-type]
+                results=frames["results"],
+                retrieved=frames["retrieved"],
+                claims=frames["claims"],
+                external=frames["external"],
+            )
+        if whole:
+            out.update(self.load(whole))
+        return {r: out[r] for r in wanted if r in out}
 
     def _read_testsets(self) -> dict[Path, TestSet | None]:
         with self._lock:

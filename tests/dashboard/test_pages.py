@@ -293,6 +293,11 @@ def test_question_page_shows_every_run(monkeypatch: pytest.MonkeyPatch, runs) ->
     assert "R@5" in history.columns and "abstention" not in history.columns, (
         "only what applies to an answerable one"
     )
+    from dashboard import data
+
+    assert set(data.load(SAMPLE)[0].loaded()) <= {CAND}, (
+        "each run's line for the question is read, not its file (the run shown is read whole for its judge's standing)"
+    )
     at = open_page(monkeypatch, "pages/3_Question.py", qid="hv-017")  # unanswerable
     history = at.dataframe[0].value
     assert "abstention" in history.columns and "R@5" not in history.columns

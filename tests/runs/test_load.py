@@ -633,3 +633,63 @@ def test_a_run_id_used_twice_is_reported_before_any_results_file_is_read(
     err = only_error(folder.problems)
     assert err.field == "run_id" and "already used by" in err.message and read == []
     assert len(folder.entries) == 4
+
+
+def test_a_question_is_read_from_its_own_line_and_equals_the_whole_files_rows(
+    runs_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from polars.testing import assert_frame_equal
+
+    from evalcore.runs.load import RunFolder
+
+    whole = RunFolder(runs_copy).load()
+    read = _count_reads(monkeypatch)
+    folder = RunFolder(runs_copy)
+    for qid in ("hv-001", "hv-026", whole[BASE].results["qid"][-1]):
+        got = folder.question(list(whole), qid)
+        assert list(got) == list(whole) and read == [], "no results file parsed whole"
+        for run_id, run in got.items():
+            assert run.source_key is None, "its scores must never be cached as the whole run's"
+            for name in ("results", "retrieved", "claims", "external"):
+                assert_frame_equal(
+                    getattr(run, name), getattr(whole[run_id], name).filter(pl.col("qid") == qid)
+                )
+    cand = list(whole)[-1]
+    folder.load([cand])
+    assert folder.question([cand], "hv-001")[cand].source_key is not None, "a run read whole gives itself"
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda rec: {**rec, "retrieved": [{"chunk_id": "c1", "score": "high"}]}, "retrieved[0].score"),
+        (lambda rec: {**rec, "latency_ms": -1}, "latency_ms"),
+    ],
+)
+def test_a_question_whose_line_is_broken_reads_the_file_whole_and_names_the_problem(
+    runs_copy: Path,
+    mutate,
+    message: str,  # type: ignore[no-untyped-def]
+) -> None:
+    from evalcore.runs.load import RunFolder
+
+    rec = record(runs_copy, BASE, 2)
+    break_results(runs_copy, BASE, 2, json.dumps(mutate(rec)))
+    folder = RunFolder(runs_copy)
+    got = folder.question(list(folder.entries), rec["qid"])
+    assert BASE not in got and len(got) == 3 and BASE not in folder.entries
+    err = only_error(folder.problems)
+    assert err.line == 2 and message in (err.field or ""), err
+
+
+def test_a_question_answered_twice_in_a_file_is_read_whole_and_reported(runs_copy: Path) -> None:
+    from evalcore.runs.load import RunFolder
+
+    path = runs_copy / BASE / "results.jsonl"
+    first = path.read_text().splitlines()[0]
+    path.write_text(path.read_text() + first + "\n")
+    folder = RunFolder(runs_copy)
+    got = folder.question(list(folder.entries), json.loads(first)["qid"])
+    assert BASE not in got and len(got) == 3
+    dup = [p for p in folder.problems if p.field == "qid"]
+    assert dup and dup[0].line == 147 and "duplicate qid" in dup[0].message
