@@ -203,7 +203,7 @@ def setup(title: str, icon: str, *, charts: bool = True, read_all: bool = False)
             st.page_link(path, label=label, icon=page_icon)
     prefetch = _prefetch_components(charts)
     rf, key = load(folder)
-    if read_all and not rf.loaded():
+    if read_all:  # (a no-op once every run is read; runs another page read are not read again)
         with st.spinner("Reading the runs…"):
             data.runs(str(folder), None, key)
     entries = data.entries(str(folder), key)

@@ -127,6 +127,19 @@ def test_a_page_opened_first_reads_only_its_runs_and_steps_past_a_broken_latest_
     assert len(folder.loaded()) == 3
 
 
+def test_overview_after_another_page_still_reads_and_lists_every_run(
+    monkeypatch: pytest.MonkeyPatch, runs_copy: Path
+) -> None:
+    oldest = "2026-10-05-bm25"  # no page but Overview reads it
+    (runs_copy / oldest / "results.jsonl").write_text('{"qid": "hv-001", "retrieved": [}\n')
+    open_page(monkeypatch, "pages/1_Breakdown.py", folder=runs_copy)
+    at = open_page(monkeypatch, folder=runs_copy)
+    assert "results.jsonl:1: error: malformed JSON" in texts(at)
+    assert len(at.dataframe[1].value) == 3, "the runs table lists the three that loaded"
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert oldest not in {x for trace in spec["data"] for x in trace["x"]}
+
+
 def test_run_labels_reach_the_trend_chart_escaped_for_plotly(
     monkeypatch: pytest.MonkeyPatch, runs_copy: Path
 ) -> None:
