@@ -174,8 +174,8 @@ def groups(folder: str, key: Key) -> list[TestSetGroup]:
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _groups(folder: str, run_ids: tuple[str, ...], key: Key) -> list[TestSetGroup]:
-    known = entries(folder, key)
-    return group_runs([known[r] for r in run_ids], folder)
+    known = entries(folder, key)  # (a run another session found broken meanwhile is left out)
+    return group_runs([known[r] for r in run_ids if r in known], folder)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -267,9 +267,8 @@ def _estimate(
     from evalcore.judge.client import estimate, items_for
 
     # One question (the Question page): its line of the file is enough.
-    run = (
-        question_runs(folder, [run_id], qids[0], key)[run_id] if len(qids) == 1 else _run(folder, run_id, key)
-    )
+    one = question_runs(folder, [run_id], qids[0], key).get(run_id) if len(qids) == 1 else None
+    run = one or _run(folder, run_id, key)
     return estimate(items_for(run, qids), _config(folder, key, like), store())
 
 

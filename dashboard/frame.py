@@ -15,7 +15,7 @@ import polars as pl
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard import data
+from dashboard import data, state
 from dashboard.data import Key, load, runs_folder
 from dashboard.render import md_code, md_escape
 from evalcore import Run
@@ -36,6 +36,7 @@ PAGES = [
 
 GROUP_KEY = "ts_group"  # the sidebar's test-set picker: one for every page
 PICKED_GROUP = "_ts_group_picked"  # the test set chosen, kept across pages (see _seed_group)
+PICKED_RUNS = "_ts_group_runs"  # its runs (to follow it when its key moves)
 
 
 class Runs(Mapping[str, Run]):
@@ -67,8 +68,7 @@ class Runs(Mapping[str, Run]):
             return rf.load(wanted)
         with st.spinner(f"Reading {len(unread)} run(s)…" if len(unread) > 1 else f"Reading {unread[0]}…"):
             got = data.runs(self._frame.fkey, wanted, self._frame.key)
-        if len(got) < len(wanted):
-            st.rerun()  # without the runs that failed: pickers and defaults move to the others
+        self._frame.rerun_if_a_run_failed()
         return got
 
 
@@ -90,6 +90,15 @@ class Frame:
     def runs(self) -> Runs:
         """The folder's runs by id, each read when first asked for."""
         return Runs(self)
+
+    def rerun_if_a_run_failed(self) -> None:
+        """When a run of this page turned out broken since the page began (its results were read for
+        the first time), run the page again without it, as if it had never loaded: pickers, defaults
+        and the sidebar's counts move to the runs that load, and a link naming it says why it was
+        ignored."""
+        if set(self.entries) & self.rf.failed:
+            state.forget_defaults()
+            st.rerun()
 
     @property
     def problems(self) -> list[Problem]:
@@ -113,6 +122,8 @@ class Frame:
             return True
         other = next((g for g in self.groups if run_id in g.run_ids), None)
         if other is None:
+            if run_id in self.rf.failed:
+                return "is a run whose results have errors (listed on Overview)"
             return False
         return f"is a run of another test set ({other.name}) than the one shown: pick it in the sidebar"
 
@@ -150,7 +161,9 @@ def _seed_group(groups: list[TestSetGroup]) -> list[str]:
         chosen = None
         for want in raw.get("testset", []):
             chosen = find_group(groups, want)
-            if chosen is None:
+            # (the test set chosen before, whose key moved when its first version's only run broke:
+            # followed below, not a bad link)
+            if chosen is None and want != st.session_state.get(PICKED_GROUP):
                 complaints.append(
                     f"'testset={want}' in the link is not a test set of this runs folder; it was ignored."
                 )
@@ -160,7 +173,12 @@ def _seed_group(groups: list[TestSetGroup]) -> list[str]:
         if chosen is not None:
             st.session_state[PICKED_GROUP] = chosen.key
     if st.session_state.get(PICKED_GROUP) not in {g.key for g in groups}:
-        st.session_state[PICKED_GROUP] = groups[-1].key
+        # A group's key is its first version: when that version's only run turned out broken, the
+        # key moved. The choice stays with the group holding the runs chosen before; else the newest.
+        before = set(st.session_state.get(PICKED_RUNS, ()))
+        same = max(groups, key=lambda g: len(before & set(g.run_ids)))
+        st.session_state[PICKED_GROUP] = (same if before & set(same.run_ids) else groups[-1]).key
+    st.session_state[PICKED_RUNS] = next(g.run_ids for g in groups if g.key == st.session_state[PICKED_GROUP])
     # Streamlit drops a widget's value when the reader moves to another page (each page's picker is
     # a widget of its own): the choice lives in a key of ours (the picker's on_change writes it)
     # and seeds the picker on every page.

@@ -96,7 +96,22 @@ def publish(page: str, values: dict[str, Any]) -> None:
     st.session_state["_url_frame"] = raw  # the frame's test-set picker reads the URL only when it changes
 
 
+DEFAULTED = "_defaulted"  # widget key -> the default it was given (see forget_defaults)
+
+
 def default(key: str, value: Any) -> None:
     """Give a widget key its first value without fighting a value already seeded from the URL."""
     if key not in st.session_state:
         st.session_state[key] = value
+        st.session_state.setdefault(DEFAULTED, {})[key] = value
+
+
+def forget_defaults() -> None:
+    """Take back the defaults given and still held, and read every page's link again on the next run:
+    for when what the defaults were drawn from changed (a run turned out broken), so the next run
+    gives the defaults it would have given had it never loaded. A value the reader picked stays."""
+    for key, value in st.session_state.pop(DEFAULTED, {}).items():
+        if key in st.session_state and st.session_state[key] == value:
+            del st.session_state[key]
+    for key in [k for k in st.session_state if str(k).startswith("_url_")]:
+        del st.session_state[key]

@@ -112,6 +112,7 @@ if qid is None:
     st.stop()
 
 history = data.across_runs(frame.fkey, qid, tuple(ids), frame.key)
+frame.rerun_if_a_run_failed()  # a run whose line for the question was not clean was read whole, and broke
 history, metrics = tables.question_history(history)
 run_ids = history["run_id"].to_list()
 if not run_ids:
@@ -120,6 +121,7 @@ if not run_ids:
 if st.session_state.get("q_run") not in run_ids:
     st.session_state["q_run"] = run_ids[-1]
 run_id = st.session_state["q_run"]
+runs.load([run_id])  # the run shown is read whole (its judge's standing needs it): a broken one leaves
 # Whose verdicts: the run file's own ("recorded"), or a judge revision from the store.
 revs = data.revisions(frame.fkey, run_id, frame.key)
 judge_labels = {"recorded": "recorded (the run file's)"} | {
@@ -142,7 +144,9 @@ elif wanted not in judge_labels:
     st.session_state["q_judge"] = "recorded"
 judge = st.session_state["q_judge"]
 d = data.detail(frame.fkey, run_id, qid, k, frame.key, judge=judge)
-assert d is not None  # the run answered it (it is in the history)
+if d is None:  # (only if the run broke since the history above was made)
+    frame.rerun_if_a_run_failed()
+    st.stop()
 case = d.case  # this run's own test set: a relabeled question shows the labels this run was scored on
 
 st.subheader(md_escape(case["question"]), anchor=False)

@@ -508,7 +508,8 @@ class RunFolder:
     ) -> None:
         self.root = Path(folder)
         self._preload = preload_measures
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the state below; held briefly, never while a file is read
+        self._reading = threading.Lock()  # one read of results files at a time
         self._problems = Problems()  # of the folder, the manifests and the test sets
         self._run_problems: dict[str, list[Problem]] = {}  # of each run read, warnings included
         self._runs: dict[str, Run] = {}
@@ -568,6 +569,12 @@ class RunFolder:
             found = [*self._problems.items, *(p for ps in self._run_problems.values() for p in ps)]
         return sorted(found, key=lambda p: (p.path, p.line or 0))
 
+    @property
+    def failed(self) -> set[str]:
+        """Runs whose results were read and have errors (see :attr:`problems`)."""
+        with self._lock:
+            return set(self._failed)
+
     def loaded(self) -> dict[str, Run]:
         """The runs read so far, oldest first."""
         with self._lock:
@@ -583,13 +590,19 @@ class RunFolder:
         """These runs (default: every run of the folder), read if they were not yet — several at a
         time, while the test sets are read. Runs whose results have errors, and ids that are not a
         run of the folder, are left out (see :attr:`problems`)."""
-        with self._lock:
-            wanted = list(self._manifests) if run_ids is None else list(dict.fromkeys(run_ids))
-            todo = [
-                r for r in wanted if r in self._manifests and r not in self._runs and r not in self._failed
-            ]
+        wanted = list(self._manifests) if run_ids is None else list(dict.fromkeys(run_ids))
+        # Pages and the sidebar ask for entries, problems and loaded runs meanwhile: they are not
+        # kept waiting for the files being read (only another read is).
+        with self._reading:
+            with self._lock:
+                todo = [
+                    r
+                    for r in wanted
+                    if r in self._manifests and r not in self._runs and r not in self._failed
+                ]
             if todo:
                 self._read(todo)
+        with self._lock:
             return {r: self._runs[r] for r in wanted if r in self._runs}
 
     def question(self, run_ids: Iterable[str], qid: str) -> dict[str, Run]:
@@ -628,11 +641,16 @@ class RunFolder:
         return {r: out[r] for r in wanted if r in out}
 
     def _read_testsets(self) -> dict[Path, TestSet | None]:
-        with self._lock:
-            if self._testsets is None:
-                self._take_testsets({p: _read_testset_apart(p) for p in self._testset_paths()})
-            assert self._testsets is not None
-            return self._testsets
+        if self._testsets is None:
+            # (A load in progress reads them beside its results files: wait for it rather than read
+            # them twice.)
+            with self._reading:
+                if self._testsets is None:
+                    read = {p: _read_testset_apart(p) for p in self._testset_paths()}
+                    with self._lock:
+                        self._take_testsets(read)
+        assert self._testsets is not None
+        return self._testsets
 
     def _testset_paths(self) -> list[Path]:
         return list(dict.fromkeys(p for _, _, p in self._manifests.values() if p is not None))
@@ -668,18 +686,21 @@ class RunFolder:
             owns = {r: Problems() for r in todo}
             jobs = {r: pool.submit(_read_results, self._manifests[r][0], owns[r]) for r in todo}
             if ts_jobs:
-                self._take_testsets({p: job.result() for p, job in ts_jobs.items()})
-            testsets = self._read_testsets()
+                read = {p: job.result() for p, job in ts_jobs.items()}
+                with self._lock:
+                    self._take_testsets(read)
+            testsets = self._testsets or {}
             for r in todo:
                 f, manifest, path = self._manifests[r]
                 own = owns[r]
                 ts = self._override if path is None else testsets.get(path)
                 run = _assemble(f, manifest, ts, jobs[r].result(), own, 0)
-                self._run_problems[r] = own.items
-                if run is None:
-                    self._failed.add(r)
-                else:
-                    self._runs[r] = Run(**{**run.__dict__, "warnings": tuple(own.items)})
+                with self._lock:
+                    self._run_problems[r] = own.items
+                    if run is None:
+                        self._failed.add(r)
+                    else:
+                        self._runs[r] = Run(**{**run.__dict__, "warnings": tuple(own.items)})
 
 
 def load_runs(

@@ -140,6 +140,59 @@ def test_overview_after_another_page_still_reads_and_lists_every_run(
     assert oldest not in {x for trace in spec["data"] for x in trace["x"]}
 
 
+def test_a_run_broken_off_the_questions_line_leaves_the_question_page_when_it_is_shown(
+    monkeypatch: pytest.MonkeyPatch, runs_copy: Path
+) -> None:
+    path = runs_copy / CAND / "results.jsonl"
+    lines = path.read_text().splitlines()
+    lines[39] = lines[39][:60]  # line 40 cut off; hv-026 is on another line
+    path.write_text("\n".join(lines) + "\n")
+    at = open_page(monkeypatch, "pages/3_Question.py", folder=runs_copy, qid="hv-026")
+    history = at.dataframe[0].value
+    assert CAND not in list(history["run_id"]) and len(history) == 3, "the run shown is read whole, and left"
+    assert any("1 problem(s) keep some runs from loading" in e.value for e in at.sidebar.error)
+    assert "Retrieved chunks" in texts(at), "the page shows the newest run that loads"
+
+
+def test_compare_opened_on_a_folder_whose_latest_run_is_broken_compares_the_two_before_it(
+    monkeypatch: pytest.MonkeyPatch, runs_copy: Path
+) -> None:
+    (runs_copy / CAND / "results.jsonl").write_text('{"qid": "hv-001", "retrieved": [}\n')
+    at = open_page(monkeypatch, "pages/2_Compare.py", folder=runs_copy)
+    assert (at.selectbox(key="cmp_base").value, at.selectbox(key="cmp_cand").value) == (
+        "2026-10-19-hybrid",
+        BASE,
+    )
+    assert at.dataframe[0].value.shape[0] > 0
+    at = open_page(monkeypatch, "pages/2_Compare.py", folder=runs_copy, base="2026-10-19-hybrid", cand=CAND)
+    assert f"'cand={CAND}' in the link is a run whose results have errors (listed on Overview)" in texts(at)
+
+
+def test_the_test_set_shown_stays_when_its_first_versions_only_run_turns_out_broken(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import shutil
+
+    from helpers import mixed_runs_folder, two_testset_versions
+
+    folder = mixed_runs_folder(tmp_path / "runs")
+    shutil.copytree(SAMPLE, folder / "sample", ignore=shutil.ignore_patterns("logs", "corpus"))
+    oldest = "2026-10-05-bm25"
+    two_testset_versions(folder / "sample", oldest)  # the oldest run alone answered a second version
+    (folder / "sample" / oldest / "results.jsonl").write_text('{"qid": "hv-001", "retrieved": [}\n')
+    from evalcore.runs.groups import group_runs
+    from evalcore.runs.load import RunFolder
+
+    groups = group_runs(RunFolder(folder).entries.values(), folder)
+    sample = next(g for g in groups if CAND in g.run_ids)
+    assert oldest in sample.run_ids and groups[-1] != sample, "(the case: not the newest group)"
+    at = open_page(monkeypatch, "pages/5_Test_set.py", folder=folder, testset=sample.key)
+    chosen = at.sidebar.selectbox[0].value
+    assert chosen != sample.key and chosen in at.query_params["testset"], "its key moved with the broken run"
+    assert at.sidebar.selectbox[0].format_func(chosen).startswith("sample/testset.jsonl"), "the same test set"
+    assert "not a test set of this runs folder" not in texts(at)
+
+
 def test_run_labels_reach_the_trend_chart_escaped_for_plotly(
     monkeypatch: pytest.MonkeyPatch, runs_copy: Path
 ) -> None:

@@ -693,3 +693,36 @@ def test_a_question_answered_twice_in_a_file_is_read_whole_and_reported(runs_cop
     assert BASE not in got and len(got) == 3
     dup = [p for p in folder.problems if p.field == "qid"]
     assert dup and dup[0].line == 147 and "duplicate qid" in dup[0].message
+
+
+def test_a_run_folder_answers_what_it_knows_while_it_reads_a_file(
+    runs_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import evalcore.runs.load as load_mod
+    from evalcore.runs.load import RunFolder
+
+    folder = RunFolder(runs_copy)
+    ids = list(folder.entries)
+    reading, release = threading.Event(), threading.Event()
+    real = load_mod._read_results
+
+    def slow(path: Path, problems):  # type: ignore[no-untyped-def]
+        reading.set()
+        release.wait(10)
+        return real(path, problems)
+
+    monkeypatch.setattr(load_mod, "_read_results", slow)
+    worker = threading.Thread(target=folder.load, args=([ids[-1]],))
+    worker.start()
+    try:
+        assert reading.wait(10)
+        asked = threading.Thread(target=lambda: (folder.entries, folder.problems, folder.loaded()))
+        asked.start()
+        asked.join(2)
+        assert not asked.is_alive(), "a page's sidebar is not kept waiting for another page's read"
+    finally:
+        release.set()
+        worker.join(10)
+    assert list(folder.loaded()) == [ids[-1]]
