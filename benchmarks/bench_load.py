@@ -86,6 +86,13 @@ def build_folder(
     from evalcore.runs.trec import read_trec
 
     import_trec(qrels, runs[0], folder, f"{prefix}00")
+    if start is not None:  # the imported run is the oldest (an import stamps it with the time it ran)
+        import json
+
+        manifest = folder / f"{prefix}00" / "run.json"
+        obj = json.loads(manifest.read_text())
+        obj["created"] = start.isoformat().replace("+00:00", "Z")
+        manifest.write_text(json.dumps(obj, indent=2))
     for i in range(1, len(runs)):
         files = read_trec(qrels, runs[i], will_score=False)
         frame = files.run.group_by("qid", maintain_order=True).agg(
