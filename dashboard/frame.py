@@ -67,7 +67,7 @@ class Runs(Mapping[str, Run]):
         if not unread:
             return rf.load(wanted)
         with st.spinner(f"Reading {len(unread)} run(s)…" if len(unread) > 1 else f"Reading {unread[0]}…"):
-            got = data.runs(self._frame.fkey, wanted, self._frame.key)
+            got = rf.load(wanted)
         self._frame.rerun_if_a_run_failed()
         return got
 
