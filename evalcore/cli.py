@@ -173,7 +173,7 @@ def _standing(run: Any, args: argparse.Namespace) -> list[str]:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from evalcore.judge.client import JudgeConfig, count_tokens, estimate, items_for
+    from evalcore.judge.client import JudgeConfig, cost, count_tokens, estimate, items_for
     from evalcore.judge.rerun import config_like, rerun
     from evalcore.store import Store
 
@@ -246,8 +246,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
             return 130
         sys.stderr.write("\n")
         tin, tout = report.tokens
-        dollars = tin / 1e6 * config.price_in + tout / 1e6 * config.price_out
-        dollars *= config.batch_discount if report.batched else 1.0
+        dollars = cost(config, tin, tout, batched=report.batched)
         print(
             f"revision {report.revision_id}: {report.judged} judged, {report.cached} from the cache, "
             f"{len(report.failed)} failed; {tin:,} input + {tout:,} output tokens (${dollars:.2f}"

@@ -25,7 +25,7 @@ from evalcore.errors import SetupError
 from evalcore.judge.prompt import SYSTEM, JudgeOutput, cache_key, prompt_hash, schema_hash, user_message
 from evalcore.metrics.generation import context_chunks
 from evalcore.runs.load import Run
-from evalcore.store import Store, Verdict
+from evalcore.store import Store, Verdict, holder_id
 
 # Pinned: a judge's model changes only when the configuration says so (and then its verdicts are
 # not comparable with the old ones).
@@ -50,6 +50,9 @@ class JudgeConfig:
     batch_poll: float = 30.0
     batch_resubmits: int = 2
     batch_discount: float = 0.5  # batch prices relative to the prices above
+    # Another process judging the same question (its lease in the store): how often to look for
+    # its verdict, in seconds.
+    lease_poll: float = 0.25
 
     @property
     def judge(self) -> tuple[str, str, str]:
@@ -235,6 +238,13 @@ class Estimate:
 OUTPUT_TOKENS_GUESS = 300
 
 
+def cost(config: JudgeConfig, tokens_in: int, tokens_out: int, *, batched: bool = False) -> float:
+    """Dollars for these tokens at the configured prices (the batch discount through Message
+    Batches): the one formula behind every estimate, budget and receipt."""
+    dollars = tokens_in / 1e6 * config.price_in + tokens_out / 1e6 * config.price_out
+    return dollars * (config.batch_discount if batched else 1.0)
+
+
 def estimate(
     items: list[Item],
     config: JudgeConfig,
@@ -255,8 +265,7 @@ def estimate(
         )
     tokens_out = OUTPUT_TOKENS_GUESS * len(todo)
     batched = use_batches(len(todo), config, batch)
-    dollars = tokens_in / 1e6 * config.price_in + tokens_out / 1e6 * config.price_out
-    dollars *= config.batch_discount if batched else 1.0
+    dollars = cost(config, tokens_in, tokens_out, batched=batched)
     return Estimate(
         len(items), len(items) - len(todo), tokens_in, tokens_out, dollars, batched, counted is not None
     )
@@ -298,16 +307,32 @@ async def judge_items(
     the store as it arrives; an identical earlier judgment is taken from the store, not paid again."""
     sem = asyncio.Semaphore(config.concurrency)
     out: list[Verdict] = []
+    holder = holder_id()
+    # A lease outlives a request and its retries; a killed holder's lease expires and is taken over.
+    lease = config.timeout * (config.max_retries + 1) + 30.0
 
     async def one(item: Item) -> None:
         key = item.key(config.model)
-        hit = store.cached(key)
-        if hit is not None:
-            v = Verdict(**{**hit.__dict__, "qid": item.qid, "cached": True})
-        else:
-            async with sem:
-                v = await _ask(client, config, item, key)
-        store.add(revision_id, v)
+        while True:
+            hit = store.cached(key)
+            if hit is not None:
+                v = Verdict(**{**hit.__dict__, "qid": item.qid, "cached": True})
+                break
+            if store.take_lease(key, holder, lease):
+                try:
+                    if store.cached(key) is None:  # (judged by the holder that just let go)
+                        async with sem:
+                            v = await _ask(client, config, item, key)
+                        store.add(revision_id, v)
+                        break
+                finally:
+                    store.release_lease(key, holder)
+                continue
+            # Another process is asking the judge this very question: wait for its verdict (or for
+            # its lease to expire, if it died) rather than paying for it twice.
+            await asyncio.sleep(config.lease_poll)
+        if v.cached:
+            store.add(revision_id, v)
         out.append(v)
         if on_verdict is not None:
             on_verdict(v)

@@ -12,10 +12,11 @@ from evalcore.judge.client import (
     Item,
     JudgeConfig,
     _run,
+    cost,
+    estimate,
     items_for,
     judge_items,
     make_client,
-    use_batches,
 )
 from evalcore.runs.load import Run
 from evalcore.store import Store, Verdict
@@ -85,10 +86,18 @@ def judge_into_revision(
 ) -> RerunReport:
     """Judge ``items`` into a new revision attached to ``run_id`` and its results' sha256 — a run, or
     anything judged like one (a production log's sample)."""
+    # The budget first, from the same estimate the judge shows before spending: a rerun that would
+    # pass it is refused before any request (and before a revision is made).
+    est = estimate(items, config, store, batch=batch)
+    todo = est.questions - est.cached
+    reservation = (
+        store.reserve(est.dollars, "rejudge", f"run {run_id}", {"questions": todo, "model": config.model})
+        if todo
+        else None
+    )
     rev = store.new_revision(run_id, results_sha256, config.judge)
-    todo = sum(1 for i in items if store.cached(i.key(config.model)) is None)
     client = make_client(config, transport=transport, api_key=api_key) if todo else None
-    batched = use_batches(todo, config, batch)
+    batched = est.batch
 
     async def go() -> list[Verdict]:
         try:
@@ -99,7 +108,23 @@ def judge_into_revision(
             if client is not None:
                 await client.close()
 
-    return RerunReport(rev, _run(go()), batched)
+    try:
+        report = RerunReport(rev, _run(go()), batched)
+    except BaseException:
+        if reservation is not None:  # interrupted: what was paid is in the verdicts stored so far
+            store.settle(reservation, _paid(store.verdicts(rev), config, batched))
+        raise
+    if reservation is not None:
+        store.settle(reservation, _paid(report.verdicts, config, batched))
+    return report
+
+
+def _paid(verdicts: list[Verdict], config: JudgeConfig, batched: bool) -> float:
+    """What these verdicts' requests cost (those taken from the cache cost nothing)."""
+    paid = [v for v in verdicts if not v.cached]
+    tokens_in = sum(v.input_tokens or 0 for v in paid)
+    tokens_out = sum(v.output_tokens or 0 for v in paid)
+    return cost(config, tokens_in, tokens_out, batched=batched)
 
 
 def config_like(store: Store, other: Run, config: JudgeConfig | None = None) -> JudgeConfig:

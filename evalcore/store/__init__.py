@@ -14,6 +14,7 @@ revisions, an edited results file is not confused with the old one.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from dataclasses import dataclass
@@ -21,12 +22,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evalcore.access import Budget, Identity, local_identity
 from evalcore.errors import SetupError
+from evalcore.store.audit import AuditRow, AuditStore, OverBudget, holder_id
 from evalcore.store.candidates import CandidateStore
 from evalcore.store.db import Postgres, connect, is_url
 from evalcore.store.labels import LabelStore
 
-SCHEMA_VERSION = 4
+__all__ = [
+    "AuditRow",
+    "OpenBatch",
+    "OverBudget",
+    "Revision",
+    "Store",
+    "Verdict",
+    "default_path",
+    "holder_id",
+]
+
+SCHEMA_VERSION = 5
 
 # Each version's statements, applied in order to a store that is older ("migrated forward on open").
 # ``{id}`` is the database's auto-numbered primary key. Never edit a released version: add one.
@@ -173,6 +187,39 @@ MIGRATIONS: dict[int, list[str]] = {
         )""",
         """CREATE INDEX decisions_by_candidate ON candidate_decisions (candidate_id)""",
     ],
+    # A team: who made each revision and session, sessions closed by an admin, the append-only
+    # audit log of every write, the daily spend against budgets, and leases on judgments in flight
+    # (evalcore.store.audit).
+    5: [
+        "ALTER TABLE revisions ADD COLUMN created_by TEXT",
+        "ALTER TABLE calibration_sessions ADD COLUMN created_by TEXT",
+        "ALTER TABLE calibration_sessions ADD COLUMN closed TEXT",
+        """CREATE TABLE audit (
+            id {id},
+            created TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            role TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT NOT NULL,
+            detail TEXT NOT NULL
+        )""",
+        """CREATE INDEX audit_by_actor ON audit (actor, created)""",
+        """CREATE TABLE spend (
+            id {id},
+            day TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            dollars REAL NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT NOT NULL,
+            created TEXT NOT NULL
+        )""",
+        """CREATE INDEX spend_by_day ON spend (day, actor)""",
+        """CREATE TABLE leases (
+            key TEXT PRIMARY KEY,
+            holder TEXT NOT NULL,
+            expires DOUBLE PRECISION NOT NULL
+        )""",
+    ],
 }
 
 
@@ -196,6 +243,7 @@ class Revision:
     created: str
     verdicts: int = 0
     failed: int = 0
+    created_by: str | None = None  # who asked for it (None: before the store recorded it)
 
     @property
     def judge(self) -> tuple[str, str, str]:
@@ -222,13 +270,32 @@ class Verdict:
 
 class Store(LabelStore, CandidateStore):
     """The store, on SQLite (a path) or PostgreSQL (a ``postgresql://`` URL). Safe to share between
-    threads; several processes — several dashboards — may write at once."""
+    threads; several processes — several dashboards — may write at once.
 
-    def __init__(self, target: str | Path | None = None) -> None:
+    ``actor``: who is acting (default: the local identity, every role); each write path checks that
+    they may, and records them in the audit log. ``budget``: the daily limits on spending."""
+
+    def __init__(
+        self,
+        target: str | Path | None = None,
+        *,
+        actor: Identity | None = None,
+        budget: Budget | None = None,
+    ) -> None:
         target = default_path() if target is None else target
+        self.actor = actor or local_identity()
+        self.budget = budget or Budget()
         self._db = connect(target if is_url(target) else Path(target))
         self.path = self._db.where  # where it is, for messages (a URL without its password)
         self._migrate()
+
+    def acting_as(self, actor: Identity, budget: Budget | None = None) -> Store:
+        """This store (the same connection) acting as ``actor``: a dashboard opens the store once
+        and hands each signed-in person a view of it as themselves."""
+        view = copy.copy(self)
+        view.actor = actor
+        view.budget = self.budget if budget is None else budget
+        return view
 
     def _migrate(self) -> None:
         db = self._db
@@ -271,20 +338,27 @@ class Store(LabelStore, CandidateStore):
     def new_revision(
         self, run_id: str, results_sha256: str, judge: tuple[str, str, str], note: str | None = None
     ) -> int:
+        """A new revision of ``run_id``'s verdicts by ``judge`` (model, prompt hash, schema hash),
+        made by the store's actor (who must be allowed to re-judge)."""
+        self._guard("rejudge")
         model, prompt, schema = judge
-        rows = self._db.rows(
-            "INSERT INTO revisions (run_id, results_sha256, model, prompt_hash, schema_hash, created, note) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            (run_id, results_sha256, model, prompt, schema, _now(), note),
-        )
-        return int(rows[0][0])
+        with self._db.transaction() as tx:
+            rid = int(
+                tx.rows(
+                    "INSERT INTO revisions (run_id, results_sha256, model, prompt_hash, schema_hash, created, note, "
+                    "created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    (run_id, results_sha256, model, prompt, schema, _now(), note, self.actor.email),
+                )[0][0]
+            )
+            self._audit(tx, "revision", f"run {run_id}", {"revision": rid, "model": model, "note": note})
+        return rid
 
     def revisions(self, run_id: str, results_sha256: str | None = None) -> list[Revision]:
         """A run's revisions, oldest first, with how many verdicts each holds and how many failed."""
         sql = (
             "SELECT r.id, r.run_id, r.results_sha256, r.model, r.prompt_hash, r.schema_hash, r.created, "
-            "COUNT(v.id), COALESCE(SUM(1 - v.ok), 0) FROM revisions r LEFT JOIN verdicts v ON v.revision_id = r.id "
-            "WHERE r.run_id = ?"
+            "COUNT(v.id), COALESCE(SUM(1 - v.ok), 0), r.created_by FROM revisions r LEFT JOIN verdicts v "
+            "ON v.revision_id = r.id WHERE r.run_id = ?"
             + (" AND r.results_sha256 = ?" if results_sha256 else "")
             + " GROUP BY r.id ORDER BY r.id"
         )
@@ -299,7 +373,7 @@ class Store(LabelStore, CandidateStore):
     def revision(self, revision_id: int) -> Revision | None:
         rows = self._db.rows(
             "SELECT r.id, r.run_id, r.results_sha256, r.model, r.prompt_hash, r.schema_hash, r.created, "
-            "COUNT(v.id), COALESCE(SUM(1 - v.ok), 0) FROM revisions r LEFT JOIN verdicts v ON "
+            "COUNT(v.id), COALESCE(SUM(1 - v.ok), 0), r.created_by FROM revisions r LEFT JOIN verdicts v ON "
             "v.revision_id = r.id WHERE r.id = ? GROUP BY r.id",
             (revision_id,),
         )
@@ -352,11 +426,13 @@ class Store(LabelStore, CandidateStore):
         """Record a batch the API accepted, with the question of each request (custom id -> qid), in
         one transaction: done before anything else, so a rerun interrupted while the batch runs
         finds it again instead of submitting it twice."""
+        self._guard("rejudge")
         with self._db.transaction() as tx:
             tx.run(
                 "INSERT INTO batches (id, revision_id, submitted, requests) VALUES (?, ?, ?, ?)",
                 (batch_id, revision_id, _now(), len(requests)),
             )
+            self._audit(tx, "batch", f"revision {revision_id}", {"batch": batch_id, "requests": len(requests)})
             for cid, qid in requests.items():
                 tx.run(
                     "INSERT INTO batch_requests (batch_id, custom_id, qid) VALUES (?, ?, ?)",
@@ -391,8 +467,8 @@ class OpenBatch:
 
 
 def _revision(row: tuple[Any, ...]) -> Revision:
-    rid, run_id, sha, model, prompt, schema, created, n, failed = row
-    return Revision(int(rid), run_id, sha, model, prompt, schema, created, int(n), int(failed))
+    rid, run_id, sha, model, prompt, schema, created, n, failed, by = row
+    return Revision(int(rid), run_id, sha, model, prompt, schema, created, int(n), int(failed), by)
 
 
 def _verdict(row: tuple[Any, ...]) -> Verdict:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from evalcore.store.audit import AuditStore
+
 if TYPE_CHECKING:
     from evalcore.store.db import DB
 
@@ -42,7 +44,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-class CandidateStore:
+class CandidateStore(AuditStore):
     _db: DB
 
     def add_candidate(
@@ -56,12 +58,18 @@ class CandidateStore:
         detail: dict[str, Any] | None = None,
         cache_key: str | None = None,
     ) -> int:
-        rows = self._db.rows(
-            "INSERT INTO candidates (testset, origin, ref, case_json, overlap, detail, cache_key, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            (testset, origin, ref, json.dumps(case), overlap, json.dumps(detail or {}), cache_key, _now()),
-        )
-        return int(rows[0][0])
+        self._guard("promote" if origin == "production" else "synthesize")
+        with self._db.transaction() as tx:
+            cid = int(
+                tx.rows(
+                    "INSERT INTO candidates (testset, origin, ref, case_json, overlap, detail, cache_key, created) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    (testset, origin, ref, json.dumps(case), overlap, json.dumps(detail or {}), cache_key, _now()),
+                )[0][0]
+            )
+            self._audit(tx, "promote" if origin == "production" else "synthesize", f"candidate {cid}",
+                        {"testset": testset[:12], "ref": ref})  # fmt: skip
+        return cid
 
     def candidate_by_key(self, cache_key: str) -> Candidate | None:
         """An earlier generation with the same inputs (never paid for twice)."""
@@ -82,11 +90,15 @@ class CandidateStore:
         if decision not in DECISIONS:
             msg = f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}"
             raise ValueError(msg)
-        self._db.run(
-            "INSERT INTO candidate_decisions (candidate_id, decision, case_json, decided_by, note, created) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (candidate_id, decision, json.dumps(case) if case is not None else None, by, note, _now()),
-        )
+        self._guard("write_testset" if decision == "written" else "review")
+        by = by if self.actor.local else self.actor.email  # signed in: the decider is who is signed in
+        with self._db.transaction() as tx:
+            tx.run(
+                "INSERT INTO candidate_decisions (candidate_id, decision, case_json, decided_by, note, created) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (candidate_id, decision, json.dumps(case) if case is not None else None, by, note, _now()),
+            )
+            self._audit(tx, decision, f"candidate {candidate_id}", {"note": note})
 
     def candidate(self, candidate_id: int) -> Candidate | None:
         got = self.candidates(ids=[candidate_id])

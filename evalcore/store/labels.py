@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from evalcore.access import Forbidden
+from evalcore.store.audit import AuditStore
+
 if TYPE_CHECKING:
     from evalcore.store.db import DB
 
@@ -23,6 +26,10 @@ ANSWER_ITEM = -1  # claim_idx of an item that is a whole answer (correctness), n
 
 class QuotaFull(Exception):
     """The item already has its labels from other labelers."""
+
+
+class SessionClosed(Exception):
+    """The session was closed by an admin: it takes no more labels."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,8 @@ class SessionRow:
     created: str
     items: int = 0
     labels: int = 0  # current labels (latest version per labeler and item)
+    created_by: str | None = None
+    closed: str | None = None  # when an admin closed it (it takes no more labels)
 
 
 @dataclass(frozen=True)
@@ -71,20 +80,21 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-class LabelStore:
+class LabelStore(AuditStore):
     _db: DB
 
     def create_session(self, session: dict[str, Any], items: list[dict[str, Any]]) -> int:
         """A session and its items (with their slots), in one transaction. ``session`` holds the
         SessionRow fields but id/created/counts; each item ``qid, claim_idx, stratum, weight,
         payload, judge_label``."""
+        self._guard("create_session")
         k = int(session["labels_per_item"])
         with self._db.transaction() as tx:
             sid = int(
                 tx.rows(
                     "INSERT INTO calibration_sessions (name, run_id, results_sha256, judge, judge_key, target, "
-                    "sampling, seed, labels_per_item, rubric, rubric_version, created) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "sampling, seed, labels_per_item, rubric, rubric_version, created, created_by) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "RETURNING id",
                     (
                         session["name"],
@@ -99,8 +109,15 @@ class LabelStore:
                         session["rubric"],
                         session["rubric_version"],
                         _now(),
+                        self.actor.email,
                     ),
                 )[0][0]
+            )
+            self._audit(
+                tx,
+                "create_session",
+                f"session {session['name']}",
+                {"run": session["run_id"], "items": len(items), "labels_per_item": k},
             )
             for it in items:
                 iid = int(
@@ -129,8 +146,8 @@ class LabelStore:
             "(SELECT COUNT(*) FROM calibration_items i WHERE i.session_id = s.id), "
             "(SELECT COUNT(*) FROM label_slots l JOIN calibration_items i ON i.id = l.item_id "
             " WHERE i.session_id = s.id AND l.labeler IS NOT NULL AND EXISTS "
-            " (SELECT 1 FROM labels x WHERE x.item_id = l.item_id AND x.labeler = l.labeler)) "
-            "FROM calibration_sessions s ORDER BY s.id"
+            " (SELECT 1 FROM labels x WHERE x.item_id = l.item_id AND x.labeler = l.labeler)), "
+            "s.created_by, s.closed FROM calibration_sessions s ORDER BY s.id"
         )
         out = []
         for (
@@ -149,14 +166,29 @@ class LabelStore:
             created,
             n_items,
             n_labels,
+            by,
+            closed,
         ) in rows:
             out.append(
                 SessionRow(
                     int(sid), name, run, sha, judge, judge_key, target, sampling, int(seed), int(k), rubric, rv, created,
-                    int(n_items), int(n_labels),
+                    int(n_items), int(n_labels), by, closed,
                 )
             )  # fmt: skip
         return out
+
+    def close_session(self, session_id: int) -> None:
+        """An admin closes a session: it takes no more labels (its labels and report stay)."""
+        self._guard("close_session")
+        with self._db.transaction() as tx:
+            got = tx.rows("SELECT name, closed FROM calibration_sessions WHERE id = ?", (session_id,))
+            if not got:
+                msg = f"no calibration session {session_id}"
+                raise ValueError(msg)
+            if got[0][1]:
+                return
+            tx.run("UPDATE calibration_sessions SET closed = ? WHERE id = ?", (_now(), session_id))
+            self._audit(tx, "close_session", f"session {got[0][0]}")
 
     def find_session(self, which: str | int) -> SessionRow | None:
         """A session by id or name."""
@@ -177,11 +209,22 @@ class LabelStore:
         ]
 
     def labels(self, session_id: int, *, history: bool = False) -> list[LabelRow]:
-        """The session's labels: each labeler's latest per item (every version with ``history``)."""
+        """The session's labels: each labeler's latest per item (every version with ``history``).
+
+        Blind per identity: a signed-in actor who is not an admin gets another person's label of
+        an item only once they have labeled that item themselves (the page cannot leak what the
+        store does not hand it)."""
+        blind = not self.actor.may("see_labels")
         rows = self._db.rows(
             "SELECT x.item_id, x.labeler, x.version, x.label, x.rationale, x.created, x.source FROM labels x "
-            "JOIN calibration_items i ON i.id = x.item_id WHERE i.session_id = ? ORDER BY x.item_id, x.labeler, x.version",
-            (session_id,),
+            "JOIN calibration_items i ON i.id = x.item_id WHERE i.session_id = ?"
+            + (
+                " AND (x.labeler = ? OR EXISTS (SELECT 1 FROM labels m WHERE m.item_id = x.item_id AND m.labeler = ?))"
+                if blind
+                else ""
+            )
+            + " ORDER BY x.item_id, x.labeler, x.version",
+            (session_id, self.actor.email, self.actor.email) if blind else (session_id,),
         )
         out = [LabelRow(int(a), b, int(c), d, e, f, g) for a, b, c, d, e, f, g in rows]
         if history:
@@ -218,13 +261,26 @@ class LabelStore:
     ) -> int:
         """Commit ``labeler``'s label of an item now; its version (1 for the first). Claims a slot the
         first time; :class:`QuotaFull` when the other labelers hold every slot."""
+        self._guard("label")
         labeler = labeler.strip()
         if not labeler:
             msg = "a label needs the labeler's name"
             raise ValueError(msg)
+        if not self.actor.local and labeler != self.actor.email and not (
+            source == "import" and self.actor.may("import_labels")
+        ):
+            msg = f"{self.actor.email} may label only as themselves, not as {labeler!r}"
+            raise Forbidden(msg)
         for _ in range(20):  # a slot or a version taken at the same instant by another writer: again
             try:
                 with self._db.transaction() as tx:
+                    closed = tx.rows(
+                        "SELECT s.closed, s.name FROM calibration_sessions s JOIN calibration_items i "
+                        "ON i.session_id = s.id WHERE i.id = ?",
+                        (item_id,),
+                    )
+                    if closed and closed[0][0]:
+                        raise SessionClosed(f"session {closed[0][1]} was closed; it takes no more labels")
                     held = tx.rows(
                         "SELECT slot FROM label_slots WHERE item_id = ? AND labeler = ?", (item_id, labeler)
                     )
@@ -254,6 +310,12 @@ class LabelStore:
                         "VALUES (?, ?, ?, ?, ?, ?, ?)",
                         (item_id, labeler, version, label, rationale or None, _now(), source),
                     )
+                    self._audit(
+                        tx,
+                        "label",
+                        f"item {item_id}",
+                        {"labeler": labeler, "label": label, "version": version, "source": source},
+                    )
                     return version
             except _Again:
                 continue
@@ -267,7 +329,14 @@ class LabelStore:
     def add_probe(self, result: dict[str, Any]) -> int:
         """Keep one probe's result (``run_id, results_sha256, judge_key, probe, n, flips, rate, low,
         high, detail``); its id. Results are only added, never replaced."""
-        rows = self._db.rows(
+        self._guard("probe")
+        with self._db.transaction() as tx:
+            pid = self._insert_probe(tx, result)
+            self._audit(tx, "probe", f"run {result['run_id']}", {"probe": result["probe"], "n": int(result["n"])})
+        return pid
+
+    def _insert_probe(self, tx: DB, result: dict[str, Any]) -> int:
+        rows = tx.rows(
             "INSERT INTO probe_results (run_id, results_sha256, judge_key, probe, n, flips, rate, low, high, "
             "detail, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
