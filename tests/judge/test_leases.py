@@ -1,0 +1,49 @@
+"""Two `evalcore judge` processes on one run at once, on SQLite and PostgreSQL: each judgment is
+leased in the store, so each question is paid for once (the issue's case sent 292 requests for 146
+questions)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from mock_api import mock_api
+
+from evalcore.store import Store
+from helpers import SAMPLE
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _judge(run: Path, store: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "evalcore.cli", "judge", str(run), "--store", store, "--model", "claude-test-1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+def test_two_judge_processes_on_one_run_pay_for_each_question_once(store_target: str) -> None:
+    """The issue's case: two `evalcore judge` on the same run at once sent 292 requests for 146
+    questions. With leases, each question is asked once; each process gets every verdict."""
+    run = SAMPLE / "2026-11-16-rerank-prompt-v2"
+    with mock_api(latency=0.25) as api:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-test-lease", "ANTHROPIC_BASE_URL": api.url}
+        procs = [_judge(run, store_target, env) for _ in range(2)]
+        outs = [p.communicate(timeout=240) for p in procs]
+    for p, (out, err) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, out + err
+    judged = sum(api.requests.values())
+    assert judged == 146, f"{judged} requests for 146 questions"
+    assert max(api.requests.values()) == 1
+    with Store(store_target) as s:
+        revs = s.revisions("2026-11-16-rerank-prompt-v2")
+        assert [r.verdicts for r in revs] == [146, 146] and all(r.failed == 0 for r in revs)
+        # Together they paid for 146 judgments; each says how many it took from the other's.
+        paid = [sum(1 for v in s.verdicts(r.id) if not v.cached) for r in revs]
+        assert sum(paid) == 146
