@@ -189,7 +189,7 @@ def load_access(path: Path | None) -> Access:
     def roles(table: str) -> dict[str, str]:
         got = raw.get(table, {})
         if not isinstance(got, dict):
-            msg = f"{path}: [{table}] must be a table of \"address\" = \"role\""
+            msg = f'{path}: [{table}] must be a table of "address" = "role"'
             raise SetupError(msg)
         out = {}
         for who, role in got.items():
@@ -213,7 +213,9 @@ def load_access(path: Path | None) -> Access:
         limits[name] = None if value is None else float(value)
     extra = set(budget) - {"person", "deployment"}
     if extra:
-        msg = f"{path}: [budget] has {', '.join(sorted(extra))}; it takes person and deployment (dollars a day)"
+        msg = (
+            f"{path}: [budget] has {', '.join(sorted(extra))}; it takes person and deployment (dollars a day)"
+        )
         raise SetupError(msg)
     return Access(
         people=roles("people"),

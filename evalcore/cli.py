@@ -14,14 +14,23 @@ from typing import Any
 import polars as pl
 
 from evalcore._version import __version__
-from evalcore.errors import InputError, Problem, SetupError
+from evalcore.errors import InputError, Problem, SetupError, redact
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def _err(msg: str) -> int:
-    print(f"evalcore: error: {msg}", file=sys.stderr)
+    print(f"evalcore: error: {redact(msg)}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def _store(target: Any) -> Any:
+    """The store, opened as whoever runs the command (:func:`evalcore.access.cli_identity`: the
+    local user, or ``$RAGTRIAGE_USER`` under an access file) with the access file's daily budget."""
+    from evalcore.access import access_path, cli_identity, load_access
+    from evalcore.store import Store
+
+    return Store(target, actor=cli_identity(), budget=load_access(access_path()).budget)
 
 
 def _print_problems(problems: list[Problem], stream: Any = None) -> None:
@@ -151,9 +160,8 @@ def _judged(run: Any, args: argparse.Namespace) -> Any:
     if which == "recorded":
         return run
     from evalcore.judge.revision import judged_by
-    from evalcore.store import Store
 
-    with Store(args.store) as store:
+    with _store(args.store) as store:
         return judged_by(store, run, which)
 
 
@@ -161,13 +169,13 @@ def _standing(run: Any, args: argparse.Namespace) -> list[str]:
     """What the calibration sessions say about the judge of ``run``'s verdicts: measured (and the
     corrected scores) or the flag that it is not. Nothing when there is no store yet."""
     from evalcore.calibration.report import standing
-    from evalcore.store import Store, default_path
+    from evalcore.store import default_path
     from evalcore.store.db import is_url
 
     target = args.store or default_path()
     if not is_url(target) and not Path(target).exists():
         return []
-    with Store(target) as store:
+    with _store(target) as store:
         found = standing(store, run)
     return found.lines() + ([found.unmeasured] if found.unmeasured else [])
 
@@ -175,7 +183,6 @@ def _standing(run: Any, args: argparse.Namespace) -> list[str]:
 def cmd_judge(args: argparse.Namespace) -> int:
     from evalcore.judge.client import JudgeConfig, cost, count_tokens, estimate, items_for
     from evalcore.judge.rerun import config_like, rerun
-    from evalcore.store import Store
 
     run = _load_one(args.run)
     qids = list(args.qids) if args.qids else None
@@ -188,14 +195,14 @@ def cmd_judge(args: argparse.Namespace) -> int:
     model = args.model
     if args.like:
         try:
-            with Store(args.store) as store:  # judged here before: its newest revision's judge
+            with _store(args.store) as store:  # judged here before: its newest revision's judge
                 model = config_like(store, _load_one(args.like)).model
         except ValueError as exc:
             return _err(str(exc))
     config = JudgeConfig(
         **({"model": model} if model else {}), concurrency=args.concurrency, batch_poll=args.poll
     )
-    with Store(args.store) as store:
+    with _store(args.store) as store:
         items = items_for(run, qids)
         if not items:
             return _err("no question to judge (check --qids / --where)")
@@ -271,7 +278,6 @@ def _flagged(run: Any, store: Any, revision_id: int) -> str:
 
 
 def cmd_revisions(args: argparse.Namespace) -> int:
-    from evalcore.store import Store
 
     run = _load_one(args.run)
     sha = run.results_sha256()
@@ -279,23 +285,46 @@ def cmd_revisions(args: argparse.Namespace) -> int:
         from evalcore.judge.revision import diff, judged_by
 
         a, b = args.diff
-        with Store(args.store) as store:
+        with _store(args.store) as store:
             changed = diff(judged_by(store, run, a), judged_by(store, run, b))
         print(f"{run.run_id}: verdicts of {a} → {b}, {changed.height} question(s) differ")
         if changed.height:
             print(_table(changed, args.format if args.format != "table" else "table"))
         return EXIT_OK
-    with Store(args.store) as store:
+    with _store(args.store) as store:
         revs = store.revisions(run.run_id)
     print(
-        f"{run.run_id}: 'recorded' (the judge output in the run file) and {len(revs)} revision(s) in {args.store or 'the store'}"
+        f"{run.run_id}: 'recorded' (the judge output in the run file) and {len(revs)} revision(s) in {store.path}"
     )
     for r in revs:
         stale = "" if r.results_sha256 == sha else "  (for an earlier version of the results file)"
         print(
             f"  {r.id:>4}  {r.created[:19]}  {r.model}  prompt {r.prompt_hash[:10]}  schema {r.schema_hash[:10]}"
             f"  {r.verdicts} verdict(s), {r.failed} failed{stale}"
+            + (f"  by {r.created_by}" if r.created_by else "")
         )
+    return EXIT_OK
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    """The store's audit log: who did what, when (an admin's read)."""
+    with _store(args.store) as store:
+        rows = store.audit_log(actor=args.actor, action=args.action, since=args.since)
+        where = store.path
+    df = pl.DataFrame(
+        [
+            {"id": r.id, "when": r.created[:19], "who": r.actor, "role": r.role, "action": r.action,
+             "target": r.target, "detail": json.dumps(r.detail, ensure_ascii=False, sort_keys=True)}
+            for r in rows
+        ],
+        schema={"id": pl.Int64, "when": pl.String, "who": pl.String, "role": pl.String, "action": pl.String,
+                "target": pl.String, "detail": pl.String},
+    )  # fmt: skip
+    if args.format == "table":
+        print(f"{df.height} audit row(s) in {where}")
+        if not df.height:
+            return EXIT_OK
+    print(_table(df, args.format))
     return EXIT_OK
 
 
@@ -311,7 +340,6 @@ def _session(store: Any, which: str) -> Any:
 def cmd_calibrate_create(args: argparse.Namespace) -> int:
     from evalcore.calibration.sessions import SessionSpec, candidates, create, preview
     from evalcore.judge.revision import judged_by
-    from evalcore.store import Store
 
     run = _load_one(args.run)
     spec = SessionSpec(
@@ -322,7 +350,7 @@ def cmd_calibrate_create(args: argparse.Namespace) -> int:
         labels_per_item=args.labels_per_item,
         seed=args.seed,
     )
-    with Store(args.store) as store:
+    with _store(args.store) as store:
         cands = candidates(judged_by(store, run, args.judge), spec.target)
         print(f"{run.run_id} under judge {args.judge}: {preview(cands, spec)}")
         if args.dry_run:
@@ -339,9 +367,8 @@ def cmd_calibrate_create(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate_status(args: argparse.Namespace) -> int:
-    from evalcore.store import Store
 
-    with Store(args.store) as store:
+    with _store(args.store) as store:
         if not args.session:
             sessions = store.sessions()
             if not sessions:
@@ -369,9 +396,8 @@ def cmd_calibrate_status(args: argparse.Namespace) -> int:
 
 def cmd_calibrate_export(args: argparse.Namespace) -> int:
     from evalcore.calibration.report import export_labels
-    from evalcore.store import Store
 
-    with Store(args.store) as store:
+    with _store(args.store) as store:
         sys.stdout.write(
             export_labels(store, _session(store, args.session), args.format, history=args.history)
         )
@@ -380,13 +406,12 @@ def cmd_calibrate_export(args: argparse.Namespace) -> int:
 
 def cmd_calibrate_import(args: argparse.Namespace) -> int:
     from evalcore.calibration.report import import_labels
-    from evalcore.store import Store
 
     path = Path(args.file)
     if not path.is_file():
         return _err(f"{path}: no such file")
     fmt = "jsonl" if path.suffix.lower() in (".jsonl", ".json") else "csv"
-    with Store(args.store) as store:
+    with _store(args.store) as store:
         session = _session(store, args.session)
         stored, problems = import_labels(store, session, path.read_text(encoding="utf-8-sig"), fmt, str(path))
     for p in problems:
@@ -398,9 +423,8 @@ def cmd_calibrate_import(args: argparse.Namespace) -> int:
 def cmd_agreement(args: argparse.Namespace) -> int:
     from evalcore.calibration.report import session_report
     from evalcore.runs.load import load_runs
-    from evalcore.store import Store
 
-    with Store(args.store) as store:
+    with _store(args.store) as store:
         session = _session(store, args.session)
         tags: dict[str, dict[str, str]] = {}
         if args.by:
@@ -719,7 +743,6 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
     from evalcore.judge.client import JudgeConfig
     from evalcore.runs.testset import read_testset
-    from evalcore.store import Store
     from evalcore.testset.remap import read_chunks
     from evalcore.testset.synth import chunks_from_corpus, chunks_from_table, estimate, plan, synthesize
 
@@ -734,7 +757,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     if args.concurrency:
         config = replace(config, concurrency=args.concurrency)
     planned = plan(chunks, args.n, multi=args.multi_chunk, unanswerable=args.unanswerable, seed=args.seed)
-    with Store(args.store) as store:
+    with _store(args.store) as store:
         print(estimate(planned, config, store))
         if args.dry_run:
             return EXIT_OK
@@ -751,11 +774,10 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 def cmd_testset_queue(args: argparse.Namespace) -> int:
     from evalcore.runs.testset import read_testset
-    from evalcore.store import Store
 
     ts = read_testset(args.testset)
     assert ts is not None
-    with Store(args.store) as store:
+    with _store(args.store) as store:
         cands = store.candidates(testset=ts.sha256)
     rows = [
         {
@@ -781,10 +803,9 @@ def cmd_testset_queue(args: argparse.Namespace) -> int:
 
 
 def cmd_testset_write(args: argparse.Namespace) -> int:
-    from evalcore.store import Store
     from evalcore.testset.review import write_accepted
 
-    with Store(args.store) as store:
+    with _store(args.store) as store:
         out, sha, added = write_accepted(store, args.testset, args.out, by=os.environ.get("USER"))
     print(
         f"wrote {out} (version {sha[:12]}): {args.testset} plus {added} accepted case(s); the old file is untouched"
@@ -797,7 +818,6 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
     from evalcore.calibration.probes import PROBES, plan, probe
     from evalcore.judge.client import JudgeConfig
-    from evalcore.store import Store
 
     names = [p.strip() for p in args.probe.split(",") if p.strip()] if args.probe else list(PROBES)
     unknown = [p for p in names if p not in PROBES]
@@ -808,7 +828,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     if args.model:
         config = replace(config, model=args.model)
     config = replace(config, concurrency=args.concurrency)
-    with Store(args.store) as store:
+    with _store(args.store) as store:
         print(plan(run, store, config, names, args.n))
         if args.dry_run:
             print("dry run: nothing was sent")
@@ -1162,6 +1182,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", **fmt)  # type: ignore[arg-type]
     s.set_defaults(func=cmd_revisions)
 
+    s = sub.add_parser(
+        "audit", help="who did what in the store: labels, revisions, batches, sessions, spending"
+    )
+    s.add_argument("--store", help=store_help)
+    s.add_argument("--actor", help="only this person's writes (an e-mail address)")
+    s.add_argument("--action", help="only this action (label, revision, batch, create_session, reserve, …)")
+    s.add_argument("--since", help="only writes at or after this time (ISO 8601, UTC: 2026-12-01)")
+    s.add_argument("--format", **fmt)  # type: ignore[arg-type]
+    s.set_defaults(func=cmd_audit)
+
     s = sub.add_parser("calibrate", help="labeling sessions that measure the judge against people")
     csub = s.add_subparsers(dest="action", required=True)
     c = csub.add_parser("create", help="a session from a run as a judge revision saw it")
@@ -1336,8 +1366,14 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         _print_problems(exc.problems)
         return EXIT_USAGE
-    except (ValueError, FileExistsError, FileNotFoundError, SetupError) as exc:
+    except (ValueError, FileExistsError, FileNotFoundError, SetupError, PermissionError) as exc:
         return _err(str(exc))
+    except Exception as exc:
+        from evalcore.store import OverBudget
+
+        if isinstance(exc, OverBudget):
+            return _err(str(exc))
+        raise
     except BrokenPipeError:  # `evalcore ... | head`
         return EXIT_OK
 

@@ -7,6 +7,7 @@ cannot stop the others from loading. A caller that wants an exception for a sing
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -109,3 +110,27 @@ def short(value: object, limit: int = 60) -> str:
 
 class SetupError(Exception):
     """Something the user must set up before a command can run (an API key); the message says how."""
+
+
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s:/@]*):(?P<secret>[^\s/@]+)@")
+_SECRET_PARAM = re.compile(
+    r"(?P<name>(?:password|passwd|pwd|token|access_token|secret|api_key|apikey|key|sig|signature|"
+    r"x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|sv|se)=)(?P<value>[^&\s#]+)",
+    re.IGNORECASE,
+)
+_API_KEY = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret it could carry masked: a URL's password (``postgresql://u:***@h``),
+    a token or signature in a query string (``?token=***``), and anything shaped like an API key
+    (``sk-…``). Every message that names a store, a bucket or a URL goes through it.
+
+    >>> redact("could not open postgresql://app:s3cret@db:5432/rt?sslpassword=x&sslmode=require")
+    'could not open postgresql://app:***@db:5432/rt?sslpassword=***&sslmode=require'
+    >>> redact("s3://bucket/runs?X-Amz-Signature=abc123 with key sk-ant-api03-abcdefgh")
+    's3://bucket/runs?X-Amz-Signature=*** with key sk-***'
+    """
+    text = _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", text)
+    text = _SECRET_PARAM.sub(lambda m: f"{m['name']}***", text)
+    return _API_KEY.sub("sk-***", text)

@@ -69,7 +69,9 @@ def test_each_role_may_do_what_the_issue_says_and_no_more(role: str, allowed: se
 
 
 def test_a_refusal_names_the_person_their_role_and_the_role_needed() -> None:
-    with pytest.raises(Forbidden, match=r"v@example.com is a viewer here and may not re-judge .* operator role"):
+    with pytest.raises(
+        Forbidden, match=r"v@example.com is a viewer here and may not re-judge .* operator role"
+    ):
         require(Identity("v@example.com", "viewer"), "rejudge")
 
 
@@ -81,22 +83,32 @@ def test_the_local_user_has_every_role() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('[people]\n"a@b.com" = "boss"\n', r"'boss': the role must be one of viewer, labeler, operator, admin"),
-        ('[people]\n"example.com" = "viewer"\n', r"not an e-mail address; put a whole domain under \[domains\]"),
+        (
+            '[people]\n"a@b.com" = "boss"\n',
+            r"'boss': the role must be one of viewer, labeler, operator, admin",
+        ),
+        (
+            '[people]\n"example.com" = "viewer"\n',
+            r"not an e-mail address; put a whole domain under \[domains\]",
+        ),
         ("[roles]\n", r"unknown table\(s\) roles"),
         ("[budget]\nperson = -1\n", r"\[budget\] person = -1: a number of dollars a day"),
         ("[budget]\nmonthly = 3\n", r"\[budget\] has monthly"),
         ("[people\n", r"not valid TOML"),
     ],
 )
-def test_a_mistake_in_the_access_file_names_the_file_and_the_fix(tmp_path: Path, text: str, message: str) -> None:
+def test_a_mistake_in_the_access_file_names_the_file_and_the_fix(
+    tmp_path: Path, text: str, message: str
+) -> None:
     path = write(tmp_path, text)
     with pytest.raises(SetupError, match=message) as err:
         load_access(path)
     assert str(path) in str(err.value)
 
 
-def test_the_cli_acts_as_ragtriage_user_under_the_access_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cli_acts_as_ragtriage_user_under_the_access_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("RAGTRIAGE_ACCESS", raising=False)
     assert cli_identity().local  # no access file: the single-user path
     path = write(tmp_path, TEAM)
@@ -108,5 +120,5 @@ def test_the_cli_acts_as_ragtriage_user_under_the_access_file(tmp_path: Path, mo
     monkeypatch.setenv("RAGTRIAGE_USER", "ben@example.com")
     assert cli_identity() == Identity("ben@example.com", "operator")
     monkeypatch.setenv("RAGTRIAGE_USER", "zed@partner.org")
-    with pytest.raises(SetupError, match="zed@partner.org .* is not admitted"):
+    with pytest.raises(SetupError, match=r"zed@partner\.org .* is not admitted"):
         cli_identity()

@@ -24,7 +24,7 @@ from typing import Any
 
 from evalcore.access import Budget, Identity, local_identity
 from evalcore.errors import SetupError
-from evalcore.store.audit import AuditRow, AuditStore, OverBudget, holder_id
+from evalcore.store.audit import AuditRow, OverBudget, holder_id
 from evalcore.store.candidates import CandidateStore
 from evalcore.store.db import Postgres, connect, is_url
 from evalcore.store.labels import LabelStore
@@ -432,7 +432,9 @@ class Store(LabelStore, CandidateStore):
                 "INSERT INTO batches (id, revision_id, submitted, requests) VALUES (?, ?, ?, ?)",
                 (batch_id, revision_id, _now(), len(requests)),
             )
-            self._audit(tx, "batch", f"revision {revision_id}", {"batch": batch_id, "requests": len(requests)})
+            self._audit(
+                tx, "batch", f"revision {revision_id}", {"batch": batch_id, "requests": len(requests)}
+            )
             for cid, qid in requests.items():
                 tx.run(
                     "INSERT INTO batch_requests (batch_id, custom_id, qid) VALUES (?, ?, ?)",

@@ -140,7 +140,9 @@ class AuditStore:
                     (_today(), self.actor.email, float(dollars), action, target, _now()),
                 )[0][0]
             )
-            self._audit(tx, "reserve", target, {"dollars": round(dollars, 6), "for": action, **(detail or {})})
+            self._audit(
+                tx, "reserve", target, {"dollars": round(dollars, 6), "for": action, **(detail or {})}
+            )
         return rid
 
     def settle(self, reservation: int, dollars: float) -> None:
@@ -158,7 +160,9 @@ class AuditStore:
                 "INSERT INTO spend (day, actor, dollars, action, target, created) VALUES (?, ?, ?, ?, ?, ?)",
                 (day, self.actor.email, delta, f"settle:{action}", target, _now()),
             )
-            self._audit(tx, "settle", target, {"reserved": round(float(reserved), 6), "cost": round(dollars, 6)})
+            self._audit(
+                tx, "settle", target, {"reserved": round(float(reserved), 6), "cost": round(dollars, 6)}
+            )
 
     # ---- leases: a judgment in flight, held by one process
 
@@ -196,6 +200,7 @@ def _over(
     if not parts:
         return None
     return (
-        f"refused before any request: this would cost about ${dollars:.2f}, and " + "; ".join(parts)
+        f"refused before any request: this would cost about ${dollars:.2f}, and "
+        + "; ".join(parts)
         + ". Judge fewer questions, or ask an admin to raise [budget] in the access file; budgets renew at 00:00 UTC"
     )

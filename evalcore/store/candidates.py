@@ -64,7 +64,16 @@ class CandidateStore(AuditStore):
                 tx.rows(
                     "INSERT INTO candidates (testset, origin, ref, case_json, overlap, detail, cache_key, created) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                    (testset, origin, ref, json.dumps(case), overlap, json.dumps(detail or {}), cache_key, _now()),
+                    (
+                        testset,
+                        origin,
+                        ref,
+                        json.dumps(case),
+                        overlap,
+                        json.dumps(detail or {}),
+                        cache_key,
+                        _now(),
+                    ),
                 )[0][0]
             )
             self._audit(tx, "promote" if origin == "production" else "synthesize", f"candidate {cid}",

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from evalcore.errors import SetupError
+from evalcore.errors import SetupError, redact
 
 
 class DB(Protocol):
@@ -101,13 +101,13 @@ class Postgres:
             )
             raise SetupError(msg) from exc
         self.integrity_errors = (psycopg.IntegrityError,)
-        self.where = re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)  # never the password
+        self.where = redact(url)  # never the password
         self._lock = threading.RLock()
         try:
             self._db = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.OperationalError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            msg = f"could not open the store {self.where}: {first}"
+            msg = f"could not open the store {self.where}: {redact(first)}"
             raise SetupError(msg) from exc
 
     def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

@@ -266,8 +266,10 @@ class LabelStore(AuditStore):
         if not labeler:
             msg = "a label needs the labeler's name"
             raise ValueError(msg)
-        if not self.actor.local and labeler != self.actor.email and not (
-            source == "import" and self.actor.may("import_labels")
+        if (
+            not self.actor.local
+            and labeler != self.actor.email
+            and not (source == "import" and self.actor.may("import_labels"))
         ):
             msg = f"{self.actor.email} may label only as themselves, not as {labeler!r}"
             raise Forbidden(msg)
@@ -332,7 +334,9 @@ class LabelStore(AuditStore):
         self._guard("probe")
         with self._db.transaction() as tx:
             pid = self._insert_probe(tx, result)
-            self._audit(tx, "probe", f"run {result['run_id']}", {"probe": result["probe"], "n": int(result["n"])})
+            self._audit(
+                tx, "probe", f"run {result['run_id']}", {"probe": result["probe"], "n": int(result["n"])}
+            )
         return pid
 
     def _insert_probe(self, tx: DB, result: dict[str, Any]) -> int:

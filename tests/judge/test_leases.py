@@ -19,7 +19,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _judge(run: Path, store: str, env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "evalcore.cli", "judge", str(run), "--store", store, "--model", "claude-test-1"],
+        [
+            sys.executable,
+            "-m",
+            "evalcore.cli",
+            "judge",
+            str(run),
+            "--store",
+            store,
+            "--model",
+            "claude-test-1",
+        ],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

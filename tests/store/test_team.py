@@ -31,14 +31,15 @@ SESSION = {
     "labels_per_item": 2,
 }
 ITEMS = [
-    {"qid": f"q{i}", "claim_idx": 0, "stratum": "all", "weight": 1.0, "payload": {"claim": f"c{i}"}} for i in range(3)
+    {"qid": f"q{i}", "claim_idx": 0, "stratum": "all", "weight": 1.0, "payload": {"claim": f"c{i}"}}
+    for i in range(3)
 ]
 
 
 def test_each_write_is_refused_to_a_role_that_may_not_do_it(store_target: str) -> None:
     with Store(store_target) as s:
         viewer, labeler, operator = s.acting_as(VIEWER), s.acting_as(LABELER), s.acting_as(OPERATOR)
-        with pytest.raises(Forbidden, match="eve@example.com is a viewer here and may not re-judge"):
+        with pytest.raises(Forbidden, match=r"eve@example\.com is a viewer here and may not re-judge"):
             viewer.new_revision("run-1", "sha", ("m", "p", "s"))
         with pytest.raises(Forbidden, match="may not create calibration sessions"):
             operator.create_session(SESSION, ITEMS)
@@ -68,7 +69,9 @@ def test_every_write_is_in_the_audit_log_with_its_author(store_target: str) -> N
         sid = admin.create_session(SESSION, ITEMS)
         item = s.items(sid)[0].id
         s.acting_as(LABELER).submit_label(item, LABELER.email, "SUPPORTED", "the quote is there")
-        rev = s.acting_as(OPERATOR).new_revision("run-1", "sha", ("m", "p", "s"), note="after the prompt change")
+        rev = s.acting_as(OPERATOR).new_revision(
+            "run-1", "sha", ("m", "p", "s"), note="after the prompt change"
+        )
         s.acting_as(OPERATOR).add_batch("msgbatch_1", rev, {"k1": "q1"})
         cid = s.acting_as(OPERATOR).add_candidate("ts", "production", "conv-1", {"qid": "p1"})
         admin.decide(cid, "accepted", by="someone-typed")
@@ -83,7 +86,12 @@ def test_every_write_is_in_the_audit_log_with_its_author(store_target: str) -> N
             (ADMIN.email, "admin", "accepted"),
             (ADMIN.email, "admin", "close_session"),
         ]
-        assert log[1].detail == {"label": "SUPPORTED", "labeler": LABELER.email, "source": "page", "version": 1}
+        assert log[1].detail == {
+            "label": "SUPPORTED",
+            "labeler": LABELER.email,
+            "source": "page",
+            "version": 1,
+        }
         assert log[2].target == "run run-1" and log[2].detail["note"] == "after the prompt change"
         # Signed in, the decider is who is signed in, not a typed name.
         assert s.candidate(cid).decided_by == ADMIN.email  # type: ignore[union-attr]
@@ -139,7 +147,10 @@ def test_a_budget_is_held_across_servers_and_says_who_spent_it(store_target: str
         assert len(ok) == 7  # the deployment's $1.50 less Ben's $0.80: seven dimes, never eight
         spent = s.spent_today()
         assert spent["fay@example.com"] == pytest.approx(0.7)
-        with pytest.raises(OverBudget, match=r"deployment has \$0.00 left of \$1.50 today \(spent by: ben@example.com \$0.80, fay@example.com \$0.70\)"):
+        with pytest.raises(
+            OverBudget,
+            match=r"deployment has \$0.00 left of \$1.50 today \(spent by: ben@example.com \$0.80, fay@example.com \$0.70\)",
+        ):
             ben.reserve(0.01, "rejudge", "run r3")
         # A settled reservation counts what the requests cost, not the estimate.
         s2 = Store(store_target, actor=Identity("gil@example.com", "operator"), budget=Budget(person=5.0))
