@@ -14,6 +14,7 @@ import polars as pl
 import streamlit as st
 
 from dashboard.data import Key, _run, entries, store
+from evalcore.access import Forbidden
 from evalcore.calibration.report import SessionReport, session_report
 from evalcore.calibration.sessions import (
     RUBRICS,
@@ -25,7 +26,7 @@ from evalcore.calibration.sessions import (
     preview,
 )
 from evalcore.judge.revision import judged_by
-from evalcore.store.labels import ItemRow, LabelRow, QuotaFull, SessionRow
+from evalcore.store.labels import ItemRow, LabelRow, QuotaFull, SessionClosed, SessionRow
 
 KEYS = (
     ("1 – 4", "pick a label"),
@@ -147,6 +148,11 @@ def place(session: SessionRow, labeler: str) -> Place:
     )
 
 
+def close(session: SessionRow) -> None:
+    """An admin's button: the session takes no more labels."""
+    store().close_session(session.id)
+
+
 def go(item_id: int | None) -> None:
     st.session_state["cal_at"] = item_id
     st.session_state.pop("cal_pick", None)
@@ -166,6 +172,9 @@ def submit(item: ItemRow, labeler: str) -> None:
     rationale = (st.session_state.get("cal_rationale") or "").strip() or None
     try:
         store().submit_label(item.id, labeler, label, rationale)
+    except (SessionClosed, Forbidden) as exc:
+        st.session_state["cal_msg"] = str(exc)
+        return
     except QuotaFull:
         st.session_state["cal_msg"] = (
             "Another labeler just took this item's last label slot; it was not counted twice. Here is another item."
@@ -179,8 +188,16 @@ def submit(item: ItemRow, labeler: str) -> None:
 
 @st.cache_data(show_spinner="Measuring agreement…", max_entries=32)
 def _report(
-    session_id: int, judge: str | None, by: str | None, tags: Any, labels_stamp: int, revs_stamp: int
+    session_id: int,
+    judge: str | None,
+    by: str | None,
+    tags: Any,
+    labels_stamp: int,
+    revs_stamp: int,
+    reader: str,
 ) -> SessionReport:
+    # ``reader``: labels are read blind per person (the store hands a labeler only what they may
+    # see), so one reader's report is never served to another.
     session = store().find_session(session_id)
     assert session is not None
     return session_report(
@@ -195,7 +212,9 @@ def report(session: SessionRow, judge: str | None, by: str | None, folder: str, 
         for qid, tag, value in run.testset.tags.select("qid", "tag", "value").iter_rows():
             tags.setdefault(qid, {})[tag] = value
     frozen = tuple(sorted((q, tuple(sorted(t.items()))) for q, t in tags.items()))
-    return _report(session.id, judge, by, frozen, store().labels_stamp(), store().newest_revision_id())
+    s = store()
+    reader = f"{s.actor.email}|{s.actor.may('see_labels')}"
+    return _report(session.id, judge, by, frozen, s.labels_stamp(), s.newest_revision_id(), reader)
 
 
 def revisions_for(session: SessionRow) -> list[str]:

@@ -15,7 +15,7 @@ import polars as pl
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard import data, state
+from dashboard import auth, data, state
 from dashboard.data import Key, load, runs_folder
 from dashboard.render import md_code, md_escape
 from evalcore import Run
@@ -32,6 +32,7 @@ PAGES = [
     ("pages/5_Test_set.py", "Test set", ":material/checklist:"),
     ("pages/6_Signals.py", "Signals", ":material/monitoring:"),
 ]
+ADMIN_PAGES = [("pages/7_Audit.py", "Audit", ":material/history_edu:")]  # listed for those who may read it
 
 
 GROUP_KEY = "ts_group"  # the sidebar's test-set picker: one for every page
@@ -215,9 +216,11 @@ def setup(title: str, icon: str, *, charts: bool = True, read_all: bool = False)
     while the runs load); ``read_all``: the page needs every run of the folder (Overview), read now,
     the test sets beside the results files (other pages read the runs they show, when they show them)."""
     st.set_page_config(page_title=f"{title} · ragtriage", page_icon=icon, layout="wide")
+    who = auth.gate()  # with sign-in on: nothing of the runs shows before it
+    st.session_state[auth.WHO] = who
     folder = runs_folder()
     with st.sidebar:  # the way around shows while the runs load
-        for path, label, page_icon in PAGES:
+        for path, label, page_icon in PAGES + (ADMIN_PAGES if who.may("audit") else []):
             st.page_link(path, label=label, icon=page_icon)
     prefetch = _prefetch_components(charts)
     rf, key = load(folder)
@@ -255,6 +258,7 @@ def setup(title: str, icon: str, *, charts: bool = True, read_all: bool = False)
                 f"{len(errors)} problem(s) keep some runs from loading — see Overview.",
                 icon=":material/error:",
             )
+        auth.sidebar(who)
     st.title(title)
     return Frame(
         folder=folder,
@@ -381,7 +385,12 @@ def rejudge_panel(
     """Estimate, key, confirmation and button of a re-judge of ``qids`` in the ``targets`` runs
     (with the judge of run ``like``, if named): the estimate per run and in total, a confirmation
     above REJUDGE_CONFIRM_ABOVE, a progress bar while it runs, each failure with its reason.
-    True once it ran without failures (the caller shows the new revisions)."""
+    True once it ran without failures (the caller shows the new revisions). Shown only to a role
+    that may re-judge (the store refuses anyone else anyway), and refused before any request when
+    it would pass a daily budget."""
+    if not auth.may("rejudge"):
+        auth.locked("rejudge", "Re-judging spends money on the judge: it")
+        return False
     estimates = [data.judge_estimate(frame.fkey, r, qids, frame.key, like) for r in targets]
     dollars = sum(e.dollars for e in estimates)
     lines = [f"{frame.label(r)}: {e}" for r, e in zip(targets, estimates, strict=True)]
@@ -412,8 +421,8 @@ def rejudge_panel(
         for r in targets:
             report = data.rejudge(frame.fkey, r, qids, frame.key, api_key, on_verdict=tick, like=like)
             failures += [(r, v) for v in report.failed]
-    except data.SetupError as exc:
-        st.error(md_escape(str(exc)))
+    except (data.SetupError, data.OverBudget, PermissionError) as exc:
+        st.error(md_escape(str(exc)), icon=":material/block:")
         return False
     for r, v in failures:
         st.error(md_escape(f"{frame.label(r)} · {v.qid}: {v.reason}"))

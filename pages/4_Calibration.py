@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import calib, data
+from dashboard import auth, calib, data
 from dashboard.frame import complain, need_runs, rejudge_key_field, setup
 from dashboard.render import highlighted, md_code, md_escape
 from dashboard.views import CalibrationView
@@ -49,8 +49,10 @@ if mode == "Probes":  # no session needed: probes measure the judge alone
     )
     probe_n = int(p3.number_input("Questions", 5, 500, 50, step=5, key="cal_probe_n"))
     st.caption(md_escape(calib.probe_plan(frame.fkey, probe_run, chosen_probes, probe_n, frame.key)))
-    api_key = rejudge_key_field("cal_probe_key")
-    if st.button(
+    api_key = rejudge_key_field("cal_probe_key") if auth.may("probe") else None
+    if not auth.may("probe"):
+        auth.locked("probe", "Probes ask the judge (they spend money): running them")
+    elif st.button(
         "Run probes",
         key="cal_probe_go",
         disabled=not chosen_probes or not (data.judge_key_in_env() or api_key),
@@ -67,7 +69,7 @@ if mode == "Probes":  # no session needed: probes measure the judge alone
                 frame.fkey, probe_run, chosen_probes, probe_n, frame.key, api_key, tick
             ):
                 st.markdown(md_escape(str(result)))
-        except data.SetupError as exc:
+        except (data.SetupError, data.OverBudget, PermissionError) as exc:
             st.error(md_escape(str(exc)))
     table = calib.probe_table(ids)
     if table.height:
@@ -87,50 +89,62 @@ if mode == "Probes":  # no session needed: probes measure the judge alone
 
 # ---- a new session
 
-with st.expander("New labeling session", expanded=not sessions, icon=":material/add:"):
-    c1, c2, c3 = st.columns(3)
-    run_id = c1.selectbox("Run", list(reversed(ids)), format_func=frame.label, key="cal_new_run")
-    judge = c2.selectbox(
-        "Judge verdicts",
-        calib.judges_of(frame.fkey, run_id, frame.key),
-        format_func=lambda j: "the run file's (recorded)" if j == "recorded" else f"revision {j}",
-        key="cal_new_judge",
-    )
-    target = c3.selectbox(
-        "What people label",
-        ["claims", "answers"],
-        format_func=lambda t: "claims (faithfulness)" if t == "claims" else "answers (correctness)",
-        key="cal_new_target",
-    )
-    c4, c5, c6 = st.columns(3)
-    n = c4.number_input("Items", 10, 2000, 150, step=10, key="cal_new_n")
-    sampling = c5.selectbox(
-        "Sampling",
-        ["low-scores", "uniform", *[f"stratified:{t}" for t in tags]],
-        help="low-scores: half the sample from what the judge scored low, where its costly errors are "
-        "(weights keep the estimates unbiased); stratified: in proportion to a tag's values.",
-        key="cal_new_sampling",
-    )
-    per_item = c6.number_input("Labels per item", 1, 5, 2, key="cal_new_k")
-    name = st.text_input("Name", placeholder="e.g. faithfulness-nov", key="cal_new_name")
-    spec = calib.SessionSpec(
-        name=name.strip(), target=target, n=int(n), sampling=sampling, labels_per_item=int(per_item)
-    )
-    st.info(
-        md_escape(calib.session_preview(frame.fkey, run_id, judge, spec, frame.key)), icon=":material/target:"
-    )
-    st.caption("Rubric (kept with the session): " + md_escape(calib.rubric(target)))
-    if st.button("Create session", type="primary", disabled=not spec.name, key="cal_create"):
-        try:
-            calib.create_session(frame.fkey, run_id, judge, spec, frame.key)
-        except ValueError as exc:
-            st.error(md_escape(str(exc)))
-        else:
-            st.session_state["cal_session"] = spec.name
-            st.rerun()
+
+def new_session_form() -> None:
+    """An admin opens a labeling session on a run's judge verdicts."""
+    with st.expander("New labeling session", expanded=not sessions, icon=":material/add:"):
+        c1, c2, c3 = st.columns(3)
+        run_id = c1.selectbox("Run", list(reversed(ids)), format_func=frame.label, key="cal_new_run")
+        judge = c2.selectbox(
+            "Judge verdicts",
+            calib.judges_of(frame.fkey, run_id, frame.key),
+            format_func=lambda j: "the run file's (recorded)" if j == "recorded" else f"revision {j}",
+            key="cal_new_judge",
+        )
+        target = c3.selectbox(
+            "What people label",
+            ["claims", "answers"],
+            format_func=lambda t: "claims (faithfulness)" if t == "claims" else "answers (correctness)",
+            key="cal_new_target",
+        )
+        c4, c5, c6 = st.columns(3)
+        n = c4.number_input("Items", 10, 2000, 150, step=10, key="cal_new_n")
+        sampling = c5.selectbox(
+            "Sampling",
+            ["low-scores", "uniform", *[f"stratified:{t}" for t in tags]],
+            help="low-scores: half the sample from what the judge scored low, where its costly errors are "
+            "(weights keep the estimates unbiased); stratified: in proportion to a tag's values.",
+            key="cal_new_sampling",
+        )
+        per_item = c6.number_input("Labels per item", 1, 5, 2, key="cal_new_k")
+        name = st.text_input("Name", placeholder="e.g. faithfulness-nov", key="cal_new_name")
+        spec = calib.SessionSpec(
+            name=name.strip(), target=target, n=int(n), sampling=sampling, labels_per_item=int(per_item)
+        )
+        st.info(
+            md_escape(calib.session_preview(frame.fkey, run_id, judge, spec, frame.key)),
+            icon=":material/target:",
+        )
+        st.caption("Rubric (kept with the session): " + md_escape(calib.rubric(target)))
+        if st.button("Create session", type="primary", disabled=not spec.name, key="cal_create"):
+            try:
+                calib.create_session(frame.fkey, run_id, judge, spec, frame.key)
+            except ValueError as exc:
+                st.error(md_escape(str(exc)))
+            else:
+                st.session_state["cal_session"] = spec.name
+                st.rerun()
+
+
+if auth.may("create_session"):
+    new_session_form()
 
 if not sessions:
-    st.info("No labeling session for this test set yet: create one above.", icon=":material/balance:")
+    st.info(
+        "No labeling session for this test set yet: "
+        + ("create one above." if auth.may("create_session") else "an admin creates them."),
+        icon=":material/balance:",
+    )
     st.stop()
 
 top1, top3 = st.columns([3, 2])
@@ -141,12 +155,21 @@ chosen = top1.selectbox(
     format_func=lambda s: f"{s} — {by_name[s].run_id}, {by_name[s].target}, {by_name[s].items} items",
 )
 session = by_name[chosen]
-labeler = top3.text_input("Your name", key="cal_labeler", placeholder="who is labeling")
+me = auth.current()
+if me.local:  # one machine, no sign-in: the labeler says who they are
+    labeler = top3.text_input("Your name", key="cal_labeler", placeholder="who is labeling")
+else:  # signed in: the labeler is the signed-in person (the store refuses any other name)
+    labeler = me.email
+    top3.caption(f"Labeling as **{md_escape(me.email)}**")
+    if auth.may("close_session") and not session.closed:
+        top3.button("Close this session", key="cal_close", on_click=calib.close, args=(session,))
 CalibrationView.from_state().publish()
 st.caption(
     f"Judge: {'the run file' if session.judge == 'recorded' else 'revision ' + session.judge} · "
     f"sampled {md_escape(session.sampling)} · {session.labels_per_item} label(s) per item · "
     f"{session.labels} of {session.items * session.labels_per_item} labels made · rubric {md_escape(session.rubric_version)}"
+    + (f" · opened by {md_escape(session.created_by)}" if session.created_by else "")
+    + (f" · **closed** {md_escape(session.closed[:10])}" if session.closed else "")
 )
 
 # ---- labeling, blind
@@ -183,6 +206,15 @@ def show_chunks(payload: dict) -> None:
 
 if mode == "Label":
     st.caption("Rubric: " + md_escape(session.rubric))
+    if not auth.may("label"):
+        st.info(
+            f"Labeling needs the labeler role (you are a {me.role}): the Agreement view is open to you.",
+            icon=":material/lock:",
+        )
+        st.stop()
+    if session.closed:
+        st.info("This session was closed by an admin: it takes no more labels.", icon=":material/lock:")
+        st.stop()
     if not labeler.strip():
         st.info("Type your name above to start (or resume) labeling.", icon=":material/person:")
         st.stop()
@@ -349,7 +381,11 @@ e2.download_button(
     "application/jsonl",
     key="cal_export_jsonl",
 )
-upload = e3.file_uploader("Import labels", type=["csv", "jsonl", "json"], key="cal_import")
+upload = (
+    e3.file_uploader("Import labels", type=["csv", "jsonl", "json"], key="cal_import")
+    if auth.may("import_labels")
+    else None
+)
 if upload is not None and st.button("Import these labels", key="cal_import_go"):
     stored, problems = calib.import_file(session, upload.name, upload.getvalue())
     (st.warning if problems else st.success)(

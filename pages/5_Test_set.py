@@ -7,7 +7,7 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from dashboard import data, health
+from dashboard import auth, data, health
 from dashboard.frame import complain, need_runs, rejudge_key_field, setup
 from dashboard.render import md_code, md_escape
 from dashboard.views import TESTSET_MODES, TestSetView
@@ -156,7 +156,9 @@ elif mode == "Review":
     )
     corpus = health.corpus_of(frame.fkey)
     with st.expander("Write synthetic questions", icon=":material/auto_awesome:", expanded=False):
-        if corpus is None:
+        if not auth.may("synthesize"):
+            auth.locked("synthesize", "Writing synthetic questions asks a model (it spends money): it")
+        elif corpus is None:
             st.info("No corpus/documents.jsonl in the runs folder: use `evalcore synth --chunks CHUNKS`.")
         else:
             g1, g2, g3 = st.columns(3)
@@ -175,7 +177,7 @@ elif mode == "Review":
 
                 try:
                     made = health.generate(corpus, ts.sha256, n_new, multi, unans, key, tick)
-                except data.SetupError as exc:
+                except (data.SetupError, data.OverBudget, PermissionError) as exc:
                     st.error(md_escape(str(exc)))
                 else:
                     st.success(f"{made.queued} question(s) queued ({made.cached} from the cache).")
@@ -194,8 +196,10 @@ elif mode == "Review":
             "question on the Signals page.",
             icon=":material/inbox:",
         )
-    who = st.text_input("Your name", key="ts_rev_who")
-    if pending:
+    who = auth.name_field("ts_rev_who") if auth.may("review") else ""
+    if pending and not auth.may("review"):
+        auth.locked("review", "Accepting or discarding candidates")
+    elif pending:
         cand = pending[0]
         with st.container(border=True):
             st.caption(
@@ -227,7 +231,9 @@ elif mode == "Review":
             if b2.button("Discard", key="ts_rev_discard", disabled=not who.strip()):
                 health.decide(cand.id, "discarded", None, who)
                 st.rerun()
-    if accepted and st.button(
+    if accepted and not auth.may("write_testset"):
+        auth.locked("write_testset", "Writing a new test-set version")
+    elif accepted and st.button(
         f"Write a new version with the {len(accepted)} accepted", key="ts_rev_write", disabled=not who.strip()
     ):
         out, sha, added = health.write_reviewed(ts.path, who)

@@ -8,7 +8,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import data, signals
+from dashboard import auth, data, signals
 from dashboard.frame import complain, rejudge_key_field, setup
 from dashboard.render import md_code, md_escape
 from dashboard.views import SIGNALS_MODES, SignalsView
@@ -126,9 +126,13 @@ elif mode == "Review":
         help="The judge's faithfulness verdicts on these answers are kept hidden from labelers until they "
         "submit, as in any calibration session; agreement is then measured on production answers too.",
     )
-    api_key = rejudge_key_field("sig_rev_key") if judged else None
-    can_judge = not judged or data.judge_key_in_env() or bool(api_key)
-    if st.button(
+    api_key = rejudge_key_field("sig_rev_key") if judged and auth.may("rejudge") else None
+    can_judge = not judged or (auth.may("rejudge") and (data.judge_key_in_env() or bool(api_key)))
+    if judged and not auth.may("rejudge"):
+        auth.locked("rejudge", "Judging the sample spends money on the judge: it")
+    if not auth.may("create_session"):
+        auth.locked("create_session", "Creating a review session")
+    elif st.button(
         "Create review session",
         type="primary",
         disabled=not review_name.strip() or not can_judge,
@@ -145,7 +149,7 @@ elif mode == "Review":
                     judged=judged,
                     api_key=api_key,
                 )
-        except (ValueError, data.SetupError) as exc:
+        except (ValueError, data.SetupError, data.OverBudget, PermissionError) as exc:
             st.error(md_escape(str(exc)))
         else:
             st.success(
@@ -220,7 +224,7 @@ else:  # Promote
                          accept_new_options=True, placeholder="pick or type one")  # fmt: skip
     topic = t2.selectbox("Topic", signals.values_of(ts, "topic"), index=None, key=f"sig_topic_{line}",
                          accept_new_options=True, placeholder="pick or type one")  # fmt: skip
-    who = t3.text_input("Your name", key="sig_who")
+    who = auth.name_field("sig_who", t3)
     case = signals.case_for(
         row["conversation_id"],
         question=question,
@@ -230,7 +234,9 @@ else:  # Promote
         topic=topic or "",
     )
     ready = bool(who.strip()) and bool(qtype) and bool(topic) and (unanswerable or bool(relevant))
-    if st.button("Queue as test case", type="primary", disabled=not ready, key="sig_promote"):
+    if not auth.may("promote"):
+        auth.locked("promote", "Queuing a logged question as a test case")
+    elif st.button("Queue as test case", type="primary", disabled=not ready, key="sig_promote"):
         try:
             signals.queue(ts.sha256, case, who, row["question"])
         except ValueError as exc:
@@ -242,7 +248,9 @@ else:  # Promote
     st.markdown(
         f"**{waiting}** accepted case(s) wait to be written into a new version of {md_code(ts.path.name)}."
     )
-    if st.button("Write new test-set version", disabled=not waiting or not who.strip(), key="sig_write"):
+    if waiting and not auth.may("write_testset"):
+        auth.locked("write_testset", "Writing a new test-set version")
+    elif st.button("Write new test-set version", disabled=not waiting or not who.strip(), key="sig_write"):
         out, sha, added = signals.write_version(ts.path, who)
         st.success(
             f"Wrote {md_code(out.name)} (version {md_code(sha[:12])}) with {added} new case(s); "

@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "evalcore.schema": 0,
     "evalcore.cache": 0,
     "evalcore.stats": 0,
+    "evalcore.access": 1,  # who may do what: roles from the access file (raises SetupError)
     "evalcore.store": 1,  # the tool's database: raises evalcore.errors' SetupError
     "evalcore.metrics": 1,
     "evalcore.runs": 2,

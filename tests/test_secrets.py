@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pg
-import pytest
 
 from helpers import ROOT, SAMPLE
 
@@ -51,7 +50,17 @@ def test_a_store_password_and_an_api_key_never_leave_the_cli(tmp_path: Path, pg_
     for args in (
         ["revisions", str(runs / RUN), "--store", store],  # the case
         ["revisions", str(runs / RUN), "--store", down],
-        ["judge", str(runs / RUN), "--store", store, "--qids", "hv-001", "hv-002", "--model", "claude-test-1"],
+        [
+            "judge",
+            str(runs / RUN),
+            "--store",
+            store,
+            "--qids",
+            "hv-001",
+            "hv-002",
+            "--model",
+            "claude-test-1",
+        ],
         ["judge", str(runs / RUN), "--store", down, "--qids", "hv-001"],
         ["calibrate", "status", "--store", down],
         ["audit", "--store", store],

@@ -78,6 +78,6 @@ def promote(store: Store, testset_sha256: str, case: dict[str, Any], *, by: str,
         case["tags"]["conversation_id"],
         case,
         detail={"original_question_redacted": original != case["question"]},
+        accepted_by=by.strip(),
     )
-    store.decide(cid, "accepted", case=case, by=by.strip())
     return cid

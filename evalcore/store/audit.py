@@ -71,8 +71,12 @@ class AuditStore:
 
     # ---- the actor
 
-    def _guard(self, action: str) -> None:
+    def require(self, action: str) -> None:
+        """Raise :class:`~evalcore.access.Forbidden` unless the store's actor may ``action`` (for a
+        write that begins outside the store, such as a test-set file written before it is recorded)."""
         require(self.actor, action)
+
+    _guard = require
 
     def _audit(self, tx: DB, action: str, target: str, detail: dict[str, Any] | None = None) -> None:
         tx.run(

@@ -57,7 +57,10 @@ class CandidateStore(AuditStore):
         overlap: float | None = None,
         detail: dict[str, Any] | None = None,
         cache_key: str | None = None,
+        accepted_by: str | None = None,
     ) -> int:
+        """A candidate waiting for review; with ``accepted_by``, a person made it (a promoted
+        production question) and it is accepted at once, in the same transaction."""
         self._guard("promote" if origin == "production" else "synthesize")
         with self._db.transaction() as tx:
             cid = int(
@@ -78,6 +81,13 @@ class CandidateStore(AuditStore):
             )
             self._audit(tx, "promote" if origin == "production" else "synthesize", f"candidate {cid}",
                         {"testset": testset[:12], "ref": ref})  # fmt: skip
+            if accepted_by is not None:
+                by = accepted_by if self.actor.local else self.actor.email
+                tx.run(
+                    "INSERT INTO candidate_decisions (candidate_id, decision, case_json, decided_by, note, created) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (cid, "accepted", json.dumps(case), by, None, _now()),
+                )
         return cid
 
     def candidate_by_key(self, cache_key: str) -> Candidate | None:

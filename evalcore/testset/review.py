@@ -33,6 +33,7 @@ def write_accepted(
 ) -> tuple[Path, str, int]:
     """Append the accepted candidates to a new version of ``testset`` (``out``, default
     ``<name>.v<N>.jsonl`` beside it); returns the new file, its sha256 and how many were added."""
+    store.require("write_testset")  # before the file is written, not after
     testset = Path(testset)
     todo = accepted(store, testset)
     if not todo:
