@@ -11,7 +11,7 @@ import streamlit as st
 
 from dashboard import auth
 from dashboard.data import store
-from evalcore.access import ACTIONS, DOING
+from evalcore.access import ACTIONS, DOING, article
 
 DOLLARS: dict[str, Any] = {"dollars": st.column_config.NumberColumn(format="$%.2f")}
 
@@ -22,7 +22,7 @@ def allowed() -> bool:
 
 def refusal() -> str:
     who = auth.current()
-    return f"The audit log is for admins: {who.email} is a {who.role} ({ACTIONS['audit']} needed to {DOING['audit']})."
+    return f"The audit log is for admins: {who.email} is {article(who.role)} ({ACTIONS['audit']} needed to {DOING['audit']})."
 
 
 def log(actor: str | None = None, action: str | None = None) -> pl.DataFrame:

@@ -17,7 +17,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.render import md_escape
-from evalcore.access import ACTIONS, Access, Identity, access_path, load_access, local_identity
+from evalcore.access import ACTIONS, Access, Identity, access_path, article, load_access, local_identity
 from evalcore.errors import SetupError
 
 WHO = "_ragtriage_identity"
@@ -116,7 +116,9 @@ def sidebar(who: Identity) -> None:
 
 def locked(action: str, what: str) -> None:
     """Say, in place of an action the reader's role may not take, which role it needs."""
-    st.caption(f":material/lock: {what} needs the {ACTIONS[action]} role (you are a {current().role}).")
+    st.caption(
+        f":material/lock: {what} needs the {ACTIONS[action]} role (you are {article(current().role)})."
+    )
 
 
 def name_field(key: str, container: object = None) -> str:

@@ -535,3 +535,8 @@ def applicable(table: pl.DataFrame) -> pl.DataFrame:
     """A per-slice table without the cells where a metric applies to no question (n = 0: retrieval on
     unanswerable questions), which would be rows of blanks; charts still show them as '–'."""
     return table.filter(pl.col("n") > 0)
+
+
+def heldout_qids(cases: pl.DataFrame) -> set[str]:
+    """The held-out questions of a test set's cases (hidden from readers who may not see them)."""
+    return set(cases.filter(pl.col("split") == HELDOUT)["qid"].to_list())

@@ -77,6 +77,11 @@ DOING = {
 }
 
 
+def article(role: str) -> str:
+    """``a viewer``, ``an admin``: a role with its article, for messages."""
+    return ("an " if role[:1] in "aeiou" else "a ") + role
+
+
 class Forbidden(PermissionError):
     """The identity's role does not allow the action (the message says which role would)."""
 
@@ -116,7 +121,7 @@ def require(identity: Identity, action: str) -> None:
     if not identity.may(action):
         need = ACTIONS[action]
         msg = (
-            f"{identity.email} is a {identity.role} here and may not {DOING[action]}: that needs the "
+            f"{identity.email} is {article(identity.role)} here and may not {DOING[action]}: that needs the "
             f"{need} role (ask an admin to change the access file)"
         )
         raise Forbidden(msg)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import data, tables
+from dashboard import auth, data, tables
 from dashboard.frame import (
     complain,
     judge_flag,
@@ -171,7 +171,8 @@ answerable = f3.selectbox(
     "Answerable", [None, "yes", "no"], key="cmp_ans", format_func=lambda v: "all" if v is None else v
 )
 must = f4.toggle("Must-pass only", key="cmp_must")
-held = f5.toggle(
+may_held = auth.may("see_heldout")  # held-out questions are for admins only on per-question views
+held = may_held and f5.toggle(
     "Show held-out",
     key="cmp_held",
     help="Held-out questions are hidden by default: looking at them while tuning overfits the "
@@ -188,8 +189,8 @@ table = tables.filter_questions(
 hidden = cmp.n_heldout
 if not held and hidden:
     st.caption(
-        f"{hidden} held-out question(s) hidden (switch above); the summary above and `evalcore compare` "
-        "count them."
+        f"{hidden} held-out question(s) hidden ({'switch above' if may_held else 'admins can show them'}); "
+        "the summary above and `evalcore compare` count them."
     )
 
 view = tables.compare_questions(cmp, table)
@@ -239,6 +240,12 @@ CompareView.from_state(qid=qid).publish()
 if qid is None:
     st.stop()
 row = cmp.question(qid)
+if row is not None and row["split"] == tables.HELDOUT and not may_held:
+    st.warning(
+        f"{md_escape(qid)} is a held-out question: only admins see held-out questions.",
+        icon=":material/lock:",
+    )
+    st.stop()
 if row is None:
     st.warning(f"Question '{md_escape(qid)}' is not answered by both runs.", icon=":material/link_off:")
     st.stop()

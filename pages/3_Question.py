@@ -7,7 +7,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import data, tables
+from dashboard import auth, data, tables
 from dashboard.frame import complain, judge_flag, need_runs, rejudge_key_field, setup
 from dashboard.render import (
     chunk_list,
@@ -30,12 +30,20 @@ ids = frame.run_ids
 # (its newest version), and each run's own test set gives the question shown above its answer.
 cases = frame.entries[ids[-1]].testset.cases
 known = set(cases["qid"].to_list())
+# Held-out questions are for admins only on per-question views (evalcore.access: see_heldout).
+may_held = auth.may("see_heldout")
+hidden_held = set() if may_held else tables.heldout_qids(cases)
+known -= hidden_held
 frame.keep("q_run", None)
 
 complain(
     QuestionView.seed(
         {
-            "qid": lambda v: frame.qid_ok(v, known),
+            "qid": lambda v: (
+                "is a held-out question: only admins see held-out questions"
+                if v in hidden_held
+                else frame.qid_ok(v, known)
+            ),
             "k": lambda v: 1 <= v <= 100,
             "run": frame.run_ok,
             "judge": lambda v: v in ("recorded", "latest") or v.isdigit(),
@@ -48,7 +56,7 @@ if "q_pending" in st.session_state:  # a row picked in the start table, applied 
     st.session_state["q_qid"] = st.session_state.pop("q_pending")
 
 c0, c1, c2, c3 = st.columns([3, 6, 1, 2])
-held = c3.toggle(
+held = may_held and c3.toggle(
     "Show held-out",
     key="q_held",
     help="Held-out questions are hidden by default: looking at them while tuning overfits.",
@@ -220,8 +228,10 @@ with c_rejudge, st.expander("Re-judge this question", icon=":material/gavel:"):
         if estimate.questions
         else "This run recorded no answer here: nothing to judge."
     )
-    api_key = rejudge_key_field("judge_key")
-    if st.button(
+    api_key = rejudge_key_field("judge_key") if auth.may("rejudge") else None
+    if not auth.may("rejudge"):
+        auth.locked("rejudge", "Re-judging spends money on the judge: it")
+    elif st.button(
         "Re-judge",
         key="q_rejudge",
         disabled=not estimate.questions or not (data.judge_key_in_env() or api_key),
@@ -229,8 +239,8 @@ with c_rejudge, st.expander("Re-judge this question", icon=":material/gavel:"):
         try:
             with st.spinner("Judging…"):
                 report = data.rejudge(frame.fkey, run_id, [qid], frame.key, api_key)
-        except data.SetupError as exc:
-            st.error(md_escape(str(exc)))
+        except (data.SetupError, data.OverBudget, PermissionError) as exc:
+            st.error(md_escape(str(exc)), icon=":material/block:")
         else:
             # Show the new revision at once; a failure shows there with its reason.
             st.session_state["q_judge_pending"] = str(report.revision_id)

@@ -208,7 +208,7 @@ if mode == "Label":
     st.caption("Rubric: " + md_escape(session.rubric))
     if not auth.may("label"):
         st.info(
-            f"Labeling needs the labeler role (you are a {me.role}): the Agreement view is open to you.",
+            f"Labeling needs the labeler role (you are {auth.article(me.role)}): the Agreement view is open to you.",
             icon=":material/lock:",
         )
         st.stop()
