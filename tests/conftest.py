@@ -18,6 +18,8 @@ REQUIRED_IN_CI = {
     "playwright": "pip install -e '.[test]'",
     "hypothesis": "pip install -e '.[test]'",
     "psycopg": "pip install -e '.[test]'",
+    "authlib": "pip install -e '.[test]'",
+    "oidc_provider_mock": "pip install -e '.[test]'",
 }
 
 

@@ -44,23 +44,34 @@ def free_port() -> int:
 
 @contextmanager
 def dashboard(
-    runs: Path | None = None, *, timeout: float = 60, script: Path | None = None
+    runs: Path | None = None,
+    *,
+    timeout: float = 60,
+    script: Path | None = None,
+    env: dict[str, str] | None = None,
+    options: list[str] | None = None,
+    port: int | None = None,
+    host: str = "127.0.0.1",
 ) -> Iterator[ServerURL]:
-    """A running ``streamlit run app.py`` (or ``script``) on 127.0.0.1; yields its base URL."""
-    port = free_port()
+    """A running ``streamlit run app.py`` (or ``script``) on 127.0.0.1; yields its base URL
+    (``http://HOST:PORT``). ``env``: more environment; ``options``: streamlit's own
+    (``--secrets.files=...``)."""
+    port = port or free_port()
+    extra = env or {}
     env = {
         **os.environ,
+        **extra,
         "STREAMLIT_SERVER_HEADLESS": "true",
         "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
         "STREAMLIT_SERVER_FILE_WATCHER_TYPE": "none",
         "STREAMLIT_SERVER_ADDRESS": "127.0.0.1",
         "STREAMLIT_SERVER_PORT": str(port),
     }
-    cmd = [sys.executable, "-m", "streamlit", "run", str(script or ROOT / "app.py")]
+    cmd = [sys.executable, "-m", "streamlit", "run", str(script or ROOT / "app.py"), *(options or [])]
     if runs is not None:
         cmd += ["--", "--runs", str(runs)]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = ServerURL(f"http://127.0.0.1:{port}")
+    url = ServerURL(f"http://{host}:{port}")
     url.pid = proc.pid
     try:
         deadline = time.monotonic() + timeout
