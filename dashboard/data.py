@@ -19,12 +19,13 @@ import streamlit as st
 from dashboard import tables
 from evalcore import Comparison, Run, compare, score_run, summarize
 from evalcore.comparison import incomparable
-from evalcore.errors import SetupError
+from evalcore.errors import Problem, SetupError
 from evalcore.judge.client import Estimate
 from evalcore.judge.rerun import RerunReport
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
 from evalcore.runs.groups import TestSetGroup, find_group, group_runs
 from evalcore.runs.load import RunEntry, RunFolder, parsed_before
+from evalcore.runs.remote import is_remote, resolve
 from evalcore.score import ceilings as score_ceilings
 from evalcore.score import score_question, score_runs, trend
 from evalcore.store import OverBudget, Revision, Store, Verdict
@@ -37,13 +38,39 @@ DEFAULT_RUNS = ROOT / "sample_runs"
 Key = tuple[tuple[str, int, int], ...]
 
 
-def runs_folder() -> Path:
-    """``--runs DIR`` after ``--`` on the streamlit command line, else ``$RAGTRIAGE_RUNS``, else sample_runs/."""
+# A bucket's listing is taken again at most this often (seconds): every page load within it reads
+# the mirror as it is (docs/deploy.md).
+LISTING_TTL = 5.0
+
+
+def runs_location() -> str:
+    """``--runs DIR`` after ``--`` on the streamlit command line, else ``$RAGTRIAGE_RUNS``, else
+    sample_runs/ — a folder, or a bucket URL (``s3://bucket/prefix``, ``gs://``, ``az://``)."""
     argv = sys.argv[1:]
     if "--runs" in argv and argv.index("--runs") + 1 < len(argv):
-        return Path(argv[argv.index("--runs") + 1]).resolve()
-    env = os.environ.get("RAGTRIAGE_RUNS")
-    return Path(env).resolve() if env else DEFAULT_RUNS
+        given = argv[argv.index("--runs") + 1]
+    else:
+        given = os.environ.get("RAGTRIAGE_RUNS") or str(DEFAULT_RUNS)
+    return given if is_remote(given) else str(Path(given).resolve())
+
+
+def runs_folder() -> Path:
+    """The folder to read: the runs location itself, or its bucket prefix mirrored (listed again
+    when the last listing is older than LISTING_TTL). :class:`SetupError` when the bucket cannot be
+    listed, naming the URL and why."""
+    return resolve(runs_location(), max_age=LISTING_TTL).root
+
+
+def shown(text: str) -> str:
+    """A message about the runs with the mirror's paths written as the bucket's URLs."""
+    loc = runs_location()
+    return resolve(loc, max_age=LISTING_TTL).display(text) if is_remote(loc) else text
+
+
+def bucket_problems() -> list[Problem]:
+    """What the last listing of the bucket found wrong (objects listed, then gone)."""
+    loc = runs_location()
+    return resolve(loc, max_age=LISTING_TTL).problems if is_remote(loc) else []
 
 
 def fingerprint(folder: Path) -> Key:

@@ -75,7 +75,8 @@ class Runs(Mapping[str, Run]):
 
 @dataclass(frozen=True)
 class Frame:
-    folder: Path
+    folder: Path  # the folder read (a bucket's mirror for a bucket URL)
+    location: str  # the runs location as given: a folder, or s3://bucket/prefix
     rf: RunFolder
     key: Key
     groups: tuple[TestSetGroup, ...] = ()
@@ -103,8 +104,9 @@ class Frame:
 
     @property
     def problems(self) -> list[Problem]:
-        """What is wrong with the folder's runs, as far as read so far."""
-        return self.rf.problems
+        """What is wrong with the folder's runs, as far as read so far (and, for a bucket, objects
+        listed and gone before they could be read)."""
+        return [*data.bucket_problems(), *self.rf.problems]
 
     @property
     def run_ids(self) -> list[str]:
@@ -218,7 +220,12 @@ def setup(title: str, icon: str, *, charts: bool = True, read_all: bool = False)
     st.set_page_config(page_title=f"{title} · ragtriage", page_icon=icon, layout="wide")
     who = auth.gate()  # with sign-in on: nothing of the runs shows before it
     st.session_state[auth.WHO] = who
-    folder = runs_folder()
+    location = data.runs_location()
+    try:
+        folder = runs_folder()
+    except data.SetupError as exc:  # a bucket that cannot be listed: said, never a traceback
+        st.error(md_escape(str(exc)), icon=":material/cloud_off:")
+        st.stop()
     with st.sidebar:  # the way around shows while the runs load
         for path, label, page_icon in PAGES + (ADMIN_PAGES if who.may("audit") else []):
             st.page_link(path, label=label, icon=page_icon)
@@ -250,7 +257,7 @@ def setup(title: str, icon: str, *, charts: bool = True, read_all: bool = False)
         else:
             group = groups[0] if groups else None
             st.session_state["_frame_query"] = {}
-        st.caption(f"Runs folder: {md_code(str(folder))}")
+        st.caption(f"Runs folder: {md_code(location)}")
         st.caption(f"{len(entries)} run(s)")
         errors = [p for p in rf.problems if p.severity == "error"]
         if errors and entries:  # with no run at all, the page itself says so
@@ -262,6 +269,7 @@ def setup(title: str, icon: str, *, charts: bool = True, read_all: bool = False)
     st.title(title)
     return Frame(
         folder=folder,
+        location=location,
         rf=rf,
         key=key,
         entries=entries,
@@ -285,7 +293,7 @@ def show_problems(frame: Frame) -> None:
     ):
         for p in problems:
             # st.error/st.warning render markdown: escape, since file content can appear in messages.
-            (st.error if p.severity == "error" else st.warning)(md_escape(str(p)))
+            (st.error if p.severity == "error" else st.warning)(md_escape(data.shown(str(p))))
 
 
 POINT_ELSEWHERE = (
@@ -296,7 +304,7 @@ POINT_ELSEWHERE = (
 
 def need_runs(frame: Frame, n: int = 1) -> None:
     """Stop the page with one message when it has fewer than ``n`` runs to show; say why."""
-    folder = md_code(str(frame.folder))
+    folder = md_code(frame.location)
     loaded = len(frame.run_ids)
     if not frame.entries:
         if not frame.folder.is_dir():

@@ -20,7 +20,7 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def _err(msg: str) -> int:
-    print(f"evalcore: error: {redact(msg)}", file=sys.stderr)
+    print(f"evalcore: error: {_shown(msg)}", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -36,7 +36,19 @@ def _store(target: Any) -> Any:
 def _print_problems(problems: list[Problem], stream: Any = None) -> None:
     stream = stream or sys.stderr
     for p in problems:
-        print(str(p), file=stream)
+        print(_shown(str(p)), file=stream)
+
+
+def _runs_env() -> str:
+    """``$RAGTRIAGE_RUNS`` (a folder or a bucket URL, read from its mirror), else sample_runs."""
+    from evalcore.runs.remote import is_remote, resolve
+
+    env = os.environ.get("RAGTRIAGE_RUNS") or "sample_runs"
+    if is_remote(env):
+        loc = resolve(env)
+        _LOCATED.append(loc)
+        return str(loc.root)
+    return env
 
 
 def _load_one(path: str) -> Any:
@@ -61,7 +73,7 @@ def _load_one(path: str) -> Any:
                 )
             ]
         )
-    folder = Path(os.environ.get("RAGTRIAGE_RUNS", "sample_runs"))
+    folder = Path(_runs_env())
     if folder.is_dir():
         lr = load_runs(folder)
         if path in lr.runs:
@@ -428,7 +440,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         session = _session(store, args.session)
         tags: dict[str, dict[str, str]] = {}
         if args.by:
-            folder = args.runs or os.environ.get("RAGTRIAGE_RUNS") or "sample_runs"
+            folder = args.runs or _runs_env()
             runs = load_runs(folder).runs
             run = runs.get(session.run_id)
             if run is None:
@@ -1358,10 +1370,61 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+_LOCATED: list[Any] = []  # runs locations in object storage this command mirrored (for messages)
+
+
+def _shown(text: str) -> str:
+    """A message with mirrored paths written as the bucket URLs they came from, secrets masked."""
+    for loc in _LOCATED:
+        text = loc.display(text)
+    return redact(text)
+
+
+class _Shown:
+    """Standard output with mirrored paths written as the bucket URLs they came from."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def write(self, text: str) -> int:
+        return int(self.inner.write(_shown(text)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def _mirror_urls(args: argparse.Namespace) -> None:
+    """Every run, folder or test set given as an ``s3://``/``gs://``/``az://`` URL is read from its
+    mirror (:mod:`evalcore.runs.remote`): the same URLs work for every verb."""
+    from evalcore.runs.remote import is_remote, resolve
+
+    def local(value: Any, name: str) -> Any:
+        if isinstance(value, list):
+            return [local(v, name) for v in value]
+        if not is_remote(value):
+            return value
+        if name in ("out", "summary", "junit"):
+            msg = f"--{name} {redact(value)}: ragtriage never writes to a bucket; write locally, then upload"
+            raise SetupError(msg)
+        loc = resolve(value)
+        _LOCATED.append(loc)
+        for p in loc.problems:
+            print(_shown(str(p)), file=sys.stderr)
+        return str(loc.root)
+
+    for name, value in vars(args).items():
+        if name not in ("func", "store"):
+            setattr(args, name, local(value, name))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _LOCATED.clear()
     try:
+        _mirror_urls(args)
+        if _LOCATED:  # what the command prints names the bucket's URLs, not the mirror's paths
+            sys.stdout = _Shown(sys.stdout)
         return int(args.func(args))
     except InputError as exc:
         _print_problems(exc.problems)
@@ -1376,6 +1439,10 @@ def main(argv: list[str] | None = None) -> int:
         raise
     except BrokenPipeError:  # `evalcore ... | head`
         return EXIT_OK
+    finally:
+        if isinstance(sys.stdout, _Shown):
+            sys.stdout.flush()
+            sys.stdout = sys.stdout.inner
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ REQUIRED_IN_CI = {
     "psycopg": "pip install -e '.[test]'",
     "authlib": "pip install -e '.[test]'",
     "oidc_provider_mock": "pip install -e '.[test]'",
+    "moto": "pip install -e '.[test]'",
+    "obstore": "pip install -e '.[test]'",
 }
 
 
