@@ -93,8 +93,9 @@ def test_sign_in_role_and_sign_out(team_server: tuple[str, Path], page) -> None:
     assert "eve@example.com · viewer" in sidebar_text(page)
     assert "What changed in the latest run" in page.locator("[data-testid='stMain']").inner_text()
     page.get_by_role("button", name="Sign out").click()
-    page.wait_for_selector("text=Sign in to see this team's evaluation runs", timeout=30_000)
-    page.goto(url)  # the cookie is gone: a reload asks again
+    # Streamlit ends the session at the provider too (RP-initiated logout): its page confirms.
+    page.get_by_role("button", name="End session").click(timeout=30_000)
+    page.goto(url)  # the cookie is gone: the dashboard asks again
     wait_rendered(page)
     assert page.get_by_role("button", name="Sign in").count() == 1
 
