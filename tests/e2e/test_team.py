@@ -11,7 +11,6 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
-from pathlib import Path
 
 import pg
 import pytest
