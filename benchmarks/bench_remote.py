@@ -85,7 +85,9 @@ def main() -> None:
         os.environ.update(s3.environment(endpoint))
         t = time.perf_counter()
         s3.upload(endpoint, folder, "bench", "runs")
-        print(f"data: {folder} ({size / 1e6:.0f} MB, {args.runs} runs), uploaded in {time.perf_counter() - t:.0f} s")
+        print(
+            f"data: {folder} ({size / 1e6:.0f} MB, {args.runs} runs), uploaded in {time.perf_counter() - t:.0f} s"
+        )
         url = "s3://bench/runs"
 
         mirror_times = []

@@ -19,7 +19,7 @@ from dashboard import auth, data, state
 from dashboard.data import Key, load, runs_folder
 from dashboard.render import md_code, md_escape
 from evalcore import Run
-from evalcore.errors import Problem
+from evalcore.errors import Problem, redact
 from evalcore.runs.groups import TestSetGroup, find_group
 from evalcore.runs.load import RunEntry, RunFolder
 
@@ -223,8 +223,10 @@ def setup(title: str, icon: str, *, charts: bool = True, read_all: bool = False)
     location = data.runs_location()
     try:
         folder = runs_folder()
-    except data.SetupError as exc:  # a bucket that cannot be listed: said, never a traceback
-        st.error(md_escape(str(exc)), icon=":material/cloud_off:")
+        data.store()  # opened once per server; a store that cannot be opened is said here
+    except data.SetupError as exc:  # a bucket that cannot be listed, a store that cannot be opened:
+        # said (secrets masked), never a traceback
+        st.error(md_escape(redact(str(exc))), icon=":material/cloud_off:")
         st.stop()
     with st.sidebar:  # the way around shows while the runs load
         for path, label, page_icon in PAGES + (ADMIN_PAGES if who.may("audit") else []):

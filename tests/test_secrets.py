@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pg
+import pytest
 
 from helpers import ROOT, SAMPLE
 
@@ -79,6 +80,64 @@ def test_a_store_password_and_an_api_key_never_leave_the_cli(tmp_path: Path, pg_
     assert "postgresql://postgres:***@127.0.0.1" in revisions  # the store is still named, masked
     assert "could not open the store postgresql://app:***@127.0.0.1:9/nowhere" in outputs[1][2]
     # Nothing was written with either of them in it.
+    for folder in (runs, cache, tmp_path):
+        for needle in (PASSWORD.encode(), API_KEY.encode()):
+            assert files_holding(folder, needle) == []
+
+
+def page_text(at: object) -> str:
+    """Every text the page shows, alerts and captions included (markdown escapes removed)."""
+    import re
+
+    parts = []
+    for kind in ("markdown", "caption", "error", "warning", "info", "success", "exception", "text"):
+        parts += [str(getattr(e, "value", "")) for e in getattr(at, kind)]
+    parts += [str(c.value) for c in at.sidebar.caption]  # type: ignore[attr-defined]
+    return re.sub(r"\\(.)", r"\1", "\n".join(parts))
+
+
+def test_the_pages_never_show_or_keep_a_password_or_an_api_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from streamlit.testing.v1 import AppTest
+
+    from evalcore import load_run
+
+    caplog.set_level(logging.DEBUG)
+    runs = tmp_path / "runs"
+    shutil.copytree(SAMPLE, runs)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("RAGTRIAGE_RUNS", str(runs))
+    monkeypatch.setenv("RAGTRIAGE_CACHE_DIR", str(cache))
+    # A store that cannot be opened, its password in the URL: the page says so, masked.
+    monkeypatch.setenv("RAGTRIAGE_STORE", f"postgresql://app:{PASSWORD}@127.0.0.1:9/nowhere")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.run()
+    assert not at.exception, at.exception
+    shown = page_text(at)
+    assert "could not open the store postgresql://app:***@127.0.0.1:9/nowhere" in shown
+    assert PASSWORD not in shown
+    # A re-judge whose every request fails, with a key in the environment: the failure is shown with
+    # its reason, never the key.
+    store = tmp_path / "store.sqlite"
+    monkeypatch.setenv("RAGTRIAGE_STORE", str(store))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    cases = load_run(runs / RUN).testset.cases
+    qid = cases.filter((cases["split"] == "dev") & cases["answerable"])["qid"][0]
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page("pages/3_Question.py")
+    at.query_params["qid"] = qid
+    at.query_params["run"] = RUN
+    at.run()
+    at.button(key="q_rejudge").click().run()
+    assert not at.exception, at.exception
+    shown = page_text(at)
+    assert "could not reach the API" in shown
+    assert API_KEY not in shown and PASSWORD not in shown
+    assert API_KEY not in caplog.text and PASSWORD not in caplog.text
     for folder in (runs, cache, tmp_path):
         for needle in (PASSWORD.encode(), API_KEY.encode()):
             assert files_holding(folder, needle) == []

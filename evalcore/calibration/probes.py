@@ -31,7 +31,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
-from evalcore.judge.client import Item, JudgeConfig, _ask, _run, items_for, judge_items, make_client
+from evalcore.judge.client import (
+    Item,
+    JudgeConfig,
+    _ask,
+    _run,
+    cost,
+    items_for,
+    judge_items,
+    make_client,
+)
 from evalcore.metrics.quotes import find
 from evalcore.runs.load import Run
 from evalcore.store import Store, Verdict
@@ -183,19 +192,26 @@ def requests_needed(run: Run, probes: Iterable[str], n: int) -> int:
 def plan(run: Run, store: Store, config: JudgeConfig, probes: Iterable[str], n: int) -> str:
     """What a probe run will send and cost, before anything is sent (the judge's local estimate:
     characters / 4 for the input, its output guess per request, the configured prices)."""
-    from evalcore.judge.client import estimate
 
     wanted = sorted(set(probes) | {"retest"}, key=PROBES.index)
     items = [i for i in items_for(run) if i.answer and i.chunks][:n]
     if not items:
         return f"{run.run_id} has no answered question with chunks to probe"
-    full = estimate(items, replace(config, batch_above=10**9), cast(Any, _NoCache()))  # nothing cached
-    requests = requests_needed(run, wanted, n)
-    dollars = full.dollars / len(items) * requests
+    requests, dollars = _bound(run, items, config, wanted, n)
     return (
         f"{len(items)} question(s) x probes {', '.join(wanted)}: at most {requests} requests, about "
         f"${dollars:.2f} (local estimate: characters / 4; unchanged inputs may come from the cache)"
     )
+
+
+def _bound(run: Run, items: list[Item], config: JudgeConfig, wanted: list[str], n: int) -> tuple[int, float]:
+    """At most how many requests a probe run sends, and what they cost (nothing taken as cached):
+    what :func:`plan` shows and the budget reserves."""
+    from evalcore.judge.client import estimate
+
+    full = estimate(items, replace(config, batch_above=10**9), cast(Any, _NoCache()))  # nothing cached
+    requests = requests_needed(run, wanted, n)
+    return requests, full.dollars / len(items) * requests if items else 0.0
 
 
 class _NoCache:
@@ -230,6 +246,9 @@ def probe(
     items = rng.sample(items, min(n, len(items)))
     pool = [c for i in items_for(run) for c in i.chunks]
     client = make_client(config, transport=transport, api_key=api_key)  # no key: nothing recorded
+    # The budget, before any request: the most this probe run can cost.
+    _, bound = _bound(run, items, config, wanted, n)
+    reservation = store.reserve(bound, "probe", f"run {run.run_id}", {"probes": wanted, "n": len(items)})
     rev = store.new_revision(f"probe:{run.run_id}", run.results_sha256(), config.judge, note="bias probes")
 
     async def go() -> dict[str, Any]:
@@ -261,7 +280,14 @@ def probe(
         finally:
             await client.close()
 
-    out = _run(go())
+    try:
+        out = _run(go())
+    finally:  # what the requests cost, interrupted or not
+        paid = [v for v in store.verdicts(rev) if not v.cached]
+        store.settle(
+            reservation,
+            cost(config, sum(v.input_tokens or 0 for v in paid), sum(v.output_tokens or 0 for v in paid)),
+        )
     base: dict[str, Verdict] = out["base"]
     by_qid = {i.qid: i for i in items}
     tallies: dict[str, dict[str, Any]] = {

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import polars as pl
 from pydantic import BaseModel, ValidationError
 
-from evalcore.judge.client import JudgeConfig, call, make_client, structured_output
+from evalcore.judge.client import JudgeConfig, call, cost, make_client, structured_output
 from evalcore.judge.prompt import inert
 from evalcore.store import Store
 from evalcore.testset.overlap import overlap
@@ -229,13 +229,22 @@ def synthesize(
         todo.append((kind, chunks, key))
     failed: list[str] = []
     queued = [0]
+    usage = [0, 0]
     if todo:
         client = make_client(config, transport=transport, api_key=api_key)
+        # The budget, before any request.
+        _, bound = _cost([(k, c) for k, c, _ in todo], config)
+        reservation = store.reserve(
+            bound, "synthesize", f"test set {testset_sha256[:12]}", {"questions": len(todo)}
+        )
         sem = asyncio.Semaphore(config.concurrency)
 
         async def one(kind: str, chunks: list[SourceChunk], key: str) -> None:
             async with sem:
                 msg, rid, why = await call(client, config, request(config, kind, chunks))
+            if msg is not None:
+                usage[0] += msg.usage.input_tokens
+                usage[1] += msg.usage.output_tokens
             ids = ", ".join(c.chunk_id for c in chunks)
             if why is None and msg.stop_reason != "end_turn":
                 why = f"stopped: {msg.stop_reason}"
@@ -279,15 +288,26 @@ def synthesize(
 
         from evalcore.judge.client import _run
 
-        _run(go())
+        try:
+            _run(go())
+        finally:
+            store.settle(reservation, cost(config, usage[0], usage[1]))
     return SynthResult(queued[0] + cached, cached, failed)
+
+
+OUTPUT_TOKENS_GUESS = 200  # a question, its reference answer and their chunk ids (a judgment is longer)
+
+
+def _cost(todo: list[tuple[str, list[SourceChunk]]], config: JudgeConfig) -> tuple[int, float]:
+    """Input tokens (characters / 4) and dollars of asking for these questions (the judge's prices)."""
+    tokens_in = sum((len(SYSTEM) + len(_content(k, c))) // 4 for k, c in todo)
+    return tokens_in, cost(config, tokens_in, OUTPUT_TOKENS_GUESS * len(todo))
 
 
 def estimate(planned: list[tuple[str, list[SourceChunk]]], config: JudgeConfig, store: Store) -> str:
     """Requests and dollars before spending (local estimate: characters / 4, 200 output tokens)."""
     todo = [(k, c) for k, c in planned if store.candidate_by_key(_key(config, k, c)) is None]
-    tokens_in = sum((len(SYSTEM) + len(_content(k, c))) // 4 for k, c in todo)
-    dollars = tokens_in / 1e6 * config.price_in + 200 * len(todo) / 1e6 * config.price_out
+    tokens_in, dollars = _cost(todo, config)
     return (
         f"{len(planned)} question(s): {len(planned) - len(todo)} from the cache, {len(todo)} to write; about "
         f"{tokens_in:,} input tokens, ${dollars:.2f} (local estimate: characters / 4; prices from the judge configuration)"
