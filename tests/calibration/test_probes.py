@@ -127,3 +127,21 @@ def test_the_cli_plans_then_probes_and_keeps_the_results(setup, capsys) -> None:
     assert [p["probe"] for p in store.probes(run.run_id)] == ["retest", "position"]
     assert main(["probe", str(run.path), "--probe", "size", "--store", db]) == 2
     assert "unknown probe(s) size" in capsys.readouterr().err
+
+
+def test_probes_reserve_their_most_against_the_budget_and_settle_what_they_cost(setup) -> None:  # type: ignore[no-untyped-def]
+    from evalcore.access import Budget, Identity
+    from evalcore.store import OverBudget
+
+    api, run, store = setup
+    ben = store.acting_as(Identity("ben@example.com", "operator"), Budget(person=0.01))
+    with pytest.raises(OverBudget, match=r"refused before any request: this would cost about \$\d+\.\d\d"):
+        probe(run, ben, CONFIG, probes=["position"], n=N, seed=1)
+    assert sum(api.requests.values()) == 0 and store.revisions(f"probe:{run.run_id}") == []
+    rich = store.acting_as(Identity("ben@example.com", "operator"), Budget(person=100.0))
+    probe(run, rich, CONFIG, probes=["position"], n=5, seed=1)
+    spent = store.spent_today()["ben@example.com"]
+    paid = [v for r in store.revisions(f"probe:{run.run_id}") for v in store.verdicts(r.id) if not v.cached]
+    assert paid and spent == pytest.approx(
+        sum(v.input_tokens or 0 for v in paid) * 3e-6 + sum(v.output_tokens or 0 for v in paid) * 15e-6
+    )
