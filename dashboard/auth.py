@@ -23,29 +23,42 @@ from evalcore.errors import SetupError
 WHO = "_ragtriage_identity"
 
 
+class SignInMisconfigured(Exception):
+    """The secrets cannot be read, or an access file names a team but sign-in is not configured."""
+
+
 def sign_in_configured() -> bool:
-    """Whether ``.streamlit/secrets.toml`` (or the server's secrets) has an ``[auth]`` table."""
+    """Whether the server's secrets have an ``[auth]`` table. Fails closed: secrets that exist but
+    cannot be read, or an access file (a team's) without ``[auth]``, raise
+    :class:`SignInMisconfigured` rather than opening every page to everyone as local mode."""
+    from streamlit.errors import StreamlitSecretNotFoundError
+
     try:
-        return "auth" in st.secrets
-    except Exception:  # no secrets file at all: local mode
-        return False
-
-
-def default_access_file() -> Path:
-    """Where the access file is looked for when ``RAGTRIAGE_ACCESS`` is not set: beside the
-    secrets, in the folder the server was started from."""
-    return Path.cwd() / ".streamlit" / "access.toml"
+        configured = "auth" in st.secrets
+    except StreamlitSecretNotFoundError:  # no secrets file at all
+        configured = False
+    except Exception as exc:  # a secrets file that does not parse
+        msg = f"the dashboard's secrets could not be read ({type(exc).__name__}): fix .streamlit/secrets.toml"
+        raise SignInMisconfigured(msg) from exc
+    if not configured and access_path() is not None:
+        msg = (
+            f"an access file ({access_path()}) names who may use this ragtriage, but sign-in is not "
+            "configured: add an [auth] table to .streamlit/secrets.toml (docs/deploy.md), or remove the "
+            "access file for a single-user install"
+        )
+        raise SignInMisconfigured(msg)
+    return configured
 
 
 @st.cache_resource(show_spinner=False, ttl=30)
-def _access(path: str | None, _mtime: float) -> Access:
+def _access(path: str | None, mtime: float) -> Access:  # (mtime: an edit is a new key)
     return load_access(Path(path) if path else None)
 
 
 def access() -> Access:
     """The access file, read again when it changes (an admin's edit applies within 30 s, without a
     restart)."""
-    path = access_path(default_access_file())
+    path = access_path()
     mtime = path.stat().st_mtime if path is not None and path.exists() else 0.0
     return _access(str(path) if path else None, mtime)
 
@@ -53,7 +66,12 @@ def access() -> Access:
 def gate() -> Identity:
     """The reader, or the page stops: in local mode the local identity; with sign-in, the signed-in
     person admitted by the access file (else a sign-in screen, or a refusal with a way out)."""
-    if not sign_in_configured():
+    try:
+        configured = sign_in_configured()
+    except SignInMisconfigured as exc:
+        st.error(md_escape(str(exc)), icon=":material/lock:")
+        st.stop()
+    if not configured:
         return local_identity()
     if not st.user.is_logged_in:
         st.title("ragtriage")
@@ -75,7 +93,9 @@ def gate() -> Identity:
             icon=":material/lock:",
         )
         st.stop()
-    who = acc.identity(email, name) if email else None
+    # An address the provider says it has not verified is nobody's (it could name anyone).
+    unverified = st.user.get("email_verified") is False
+    who = acc.identity(email, name) if email and not unverified else None
     if who is None:
         st.title("ragtriage")
         st.error(
@@ -92,9 +112,16 @@ def gate() -> Identity:
 
 
 def current() -> Identity:
-    """The reader of this page run (set by the frame's :func:`gate`); the local identity before."""
+    """The reader of this page run (set by the frame's :func:`gate`). Before the gate ran, nobody
+    with any right to write: the local identity only where sign-in is off."""
     got = st.session_state.get(WHO)
-    return got if isinstance(got, Identity) else local_identity()
+    if isinstance(got, Identity):
+        return got
+    try:
+        configured = sign_in_configured()
+    except SignInMisconfigured:
+        configured = True
+    return Identity("nobody@signed-out", "viewer") if configured else local_identity()
 
 
 def may(action: str) -> bool:

@@ -150,7 +150,10 @@ def place(session: SessionRow, labeler: str) -> Place:
 
 def close(session: SessionRow) -> None:
     """An admin's button: the session takes no more labels."""
-    store().close_session(session.id)
+    try:
+        store().close_session(session.id)
+    except PermissionError as exc:  # (the role was lowered while the page was open)
+        st.session_state["cal_msg"] = str(exc)
 
 
 def go(item_id: int | None) -> None:

@@ -165,12 +165,20 @@ class Access:
         return None if role is None else Identity(email=email.strip().lower(), role=role, name=name)
 
 
-def access_path(default: Path | None = None) -> Path | None:
-    """``$RAGTRIAGE_ACCESS``, else ``default`` when that file exists, else None (no access file)."""
+def default_access_file() -> Path:
+    """Where the access file is looked for when ``RAGTRIAGE_ACCESS`` is not set: beside the
+    dashboard's secrets, in the folder the server (or the command) was started from."""
+    return Path.cwd() / ".streamlit" / "access.toml"
+
+
+def access_path() -> Path | None:
+    """``$RAGTRIAGE_ACCESS``, else :func:`default_access_file` when it exists, else None (no access
+    file: the single-user path)."""
     env = os.environ.get("RAGTRIAGE_ACCESS")
     if env:
         return Path(env)
-    return default if default is not None and default.is_file() else None
+    default = default_access_file()
+    return default if default.is_file() else None
 
 
 def load_access(path: Path | None) -> Access:

@@ -15,6 +15,7 @@ import polars as pl
 
 from evalcore._version import __version__
 from evalcore.errors import InputError, Problem, SetupError, redact
+from evalcore.store.audit import OverBudget
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -255,6 +256,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
                 on_verdict=progress,
                 batch=args.batch,
                 on_batch=batch_event,
+                reserve=est.dollars,  # the figure printed above is what the budget is asked for
             )
         except KeyboardInterrupt:
             sys.stderr.write(
@@ -1387,7 +1389,9 @@ class _Shown:
         self.inner = inner
 
     def write(self, text: str) -> int:
-        return int(self.inner.write(_shown(text)))
+        for loc in _LOCATED:  # (paths only: the data printed is not masked, nor changed)
+            text = loc.display(text)
+        return int(self.inner.write(text))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -1429,16 +1433,10 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         _print_problems(exc.problems)
         return EXIT_USAGE
-    except (ValueError, FileExistsError, FileNotFoundError, SetupError, PermissionError) as exc:
-        return _err(str(exc))
-    except Exception as exc:
-        from evalcore.store import OverBudget
-
-        if isinstance(exc, OverBudget):
-            return _err(str(exc))
-        raise
-    except BrokenPipeError:  # `evalcore ... | head`
+    except BrokenPipeError:  # `evalcore ... | head` (before OSError's kin below)
         return EXIT_OK
+    except (ValueError, FileExistsError, FileNotFoundError, SetupError, PermissionError, OverBudget) as exc:
+        return _err(str(exc))
     finally:
         if isinstance(sys.stdout, _Shown):
             sys.stdout.flush()

@@ -112,7 +112,8 @@ class SetupError(Exception):
     """Something the user must set up before a command can run (an API key); the message says how."""
 
 
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s:/@]*):(?P<secret>[^\s/@]+)@")
+# (the password runs to the last @ before the host: a raw @ in it is masked whole)
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^\s:/@]*):(?P<secret>[^\s/]+)@")
 _SECRET_PARAM = re.compile(
     r"(?P<name>(?:password|passwd|pwd|token|access_token|secret|api_key|apikey|key|sig|signature|"
     r"x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|sv|se)=)(?P<value>[^&\s#]+)",
@@ -128,6 +129,8 @@ def redact(text: str) -> str:
 
     >>> redact("could not open postgresql://app:s3cret@db:5432/rt?sslpassword=x&sslmode=require")
     'could not open postgresql://app:***@db:5432/rt?sslpassword=***&sslmode=require'
+    >>> redact("postgresql://app:p@ss@db/rt")
+    'postgresql://app:***@db/rt'
     >>> redact("s3://bucket/runs?X-Amz-Signature=abc123 with key sk-ant-api03-abcdefgh")
     's3://bucket/runs?X-Amz-Signature=*** with key sk-***'
     """

@@ -129,7 +129,7 @@ def new_session_form() -> None:
         if st.button("Create session", type="primary", disabled=not spec.name, key="cal_create"):
             try:
                 calib.create_session(frame.fkey, run_id, judge, spec, frame.key)
-            except ValueError as exc:
+            except (ValueError, PermissionError) as exc:
                 st.error(md_escape(str(exc)))
             else:
                 st.session_state["cal_session"] = spec.name

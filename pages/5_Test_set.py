@@ -223,20 +223,29 @@ elif mode == "Review":
                 st.markdown(md_escape(chunk["text"]))
             b1, b2, _ = st.columns([1, 1, 4])
             edited = {**cand.case, "question": q.strip(), "reference_answer": ref.strip() or None}
-            if b1.button(
+            accept = b1.button(
                 "Accept", type="primary", key="ts_rev_accept", disabled=not who.strip() or not q.strip()
-            ):
-                health.decide(cand.id, "accepted", edited, who)
-                st.rerun()
-            if b2.button("Discard", key="ts_rev_discard", disabled=not who.strip()):
-                health.decide(cand.id, "discarded", None, who)
-                st.rerun()
+            )
+            discard = b2.button("Discard", key="ts_rev_discard", disabled=not who.strip())
+            if accept or discard:
+                try:
+                    health.decide(
+                        cand.id, "accepted" if accept else "discarded", edited if accept else None, who
+                    )
+                except PermissionError as exc:  # (the role was lowered while the page was open)
+                    st.error(md_escape(str(exc)))
+                else:
+                    st.rerun()
     if accepted and not auth.may("write_testset"):
         auth.locked("write_testset", "Writing a new test-set version")
     elif accepted and st.button(
         f"Write a new version with the {len(accepted)} accepted", key="ts_rev_write", disabled=not who.strip()
     ):
-        out, sha, added = health.write_reviewed(ts.path, who)
+        try:
+            out, sha, added = health.write_reviewed(ts.path, who)
+        except PermissionError as exc:
+            st.error(md_escape(str(exc)))
+            st.stop()
         st.success(
             f"Wrote {md_code(out.name)} (version {md_code(sha[:12])}): {md_code(ts.path.name)} plus {added} case(s); "
             "the old file is untouched."

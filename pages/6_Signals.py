@@ -239,7 +239,7 @@ else:  # Promote
     elif st.button("Queue as test case", type="primary", disabled=not ready, key="sig_promote"):
         try:
             signals.queue(ts.sha256, case, who, row["question"])
-        except ValueError as exc:
+        except (ValueError, PermissionError) as exc:
             st.error(md_escape(str(exc)))
         else:
             st.success(f"Queued {md_code(case['qid'])}.", icon=":material/check:")
@@ -251,7 +251,11 @@ else:  # Promote
     if waiting and not auth.may("write_testset"):
         auth.locked("write_testset", "Writing a new test-set version")
     elif st.button("Write new test-set version", disabled=not waiting or not who.strip(), key="sig_write"):
-        out, sha, added = signals.write_version(ts.path, who)
+        try:
+            out, sha, added = signals.write_version(ts.path, who)
+        except PermissionError as exc:
+            st.error(md_escape(str(exc)))
+            st.stop()
         st.success(
             f"Wrote {md_code(out.name)} (version {md_code(sha[:12])}) with {added} new case(s); "
             f"{md_code(ts.path.name)} is untouched.",

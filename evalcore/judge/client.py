@@ -313,26 +313,27 @@ async def judge_items(
 
     async def one(item: Item) -> None:
         key = item.key(config.model)
-        while True:
+        v: Verdict | None = None
+        while v is None:
             hit = store.cached(key)
             if hit is not None:
                 v = Verdict(**{**hit.__dict__, "qid": item.qid, "cached": True})
+                store.add(revision_id, v)
                 break
-            if store.take_lease(key, holder, lease):
-                try:
-                    if store.cached(key) is None:  # (judged by the holder that just let go)
-                        async with sem:
+            # The lease is taken only once a request slot is free, so it covers one request and its
+            # retries, never the time spent queued behind others.
+            async with sem:
+                if store.take_lease(key, holder, lease):
+                    try:
+                        if store.cached(key) is None:  # (else judged by the holder that just let go)
                             v = await _ask(client, config, item, key)
-                        store.add(revision_id, v)
-                        break
-                finally:
-                    store.release_lease(key, holder)
-                continue
+                            store.add(revision_id, v)
+                    finally:
+                        store.release_lease(key, holder)
+                    continue
             # Another process is asking the judge this very question: wait for its verdict (or for
             # its lease to expire, if it died) rather than paying for it twice.
             await asyncio.sleep(config.lease_poll)
-        if v.cached:
-            store.add(revision_id, v)
         out.append(v)
         if on_verdict is not None:
             on_verdict(v)

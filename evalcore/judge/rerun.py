@@ -57,17 +57,21 @@ def rerun(
     on_verdict: Callable[[Verdict], None] | None = None,
     batch: bool | None = None,
     on_batch: Callable[[str, str], None] | None = None,
+    reserve: float | None = None,
 ) -> RerunReport:
     """Judge ``run``'s questions (all, or ``qids``) into a new revision of the store. Running it again
     after an interruption costs only what was not judged: the rest comes from the cache (or, for a
     batch still running, from that batch).
 
     ``batch``: through the Message Batches API (True), one request per question (False), or the
-    batches when more than ``config.batch_above`` questions are not in the cache (None)."""
+    batches when more than ``config.batch_above`` questions are not in the cache (None).
+    ``reserve``: the dollars the caller showed before spending (default: the local estimate), which
+    the daily budget is asked for."""
     config = config or JudgeConfig()
     return judge_into_revision(
         items_for(run, qids), run.run_id, run.results_sha256(), store, config,
         transport=transport, api_key=api_key, on_verdict=on_verdict, batch=batch, on_batch=on_batch,
+        reserve=reserve,
     )  # fmt: skip
 
 
@@ -83,21 +87,40 @@ def judge_into_revision(
     on_verdict: Callable[[Verdict], None] | None = None,
     batch: bool | None = None,
     on_batch: Callable[[str, str], None] | None = None,
+    reserve: float | None = None,
 ) -> RerunReport:
     """Judge ``items`` into a new revision attached to ``run_id`` and its results' sha256 — a run, or
     anything judged like one (a production log's sample)."""
-    # The budget first, from the same estimate the judge shows before spending: a rerun that would
-    # pass it is refused before any request (and before a revision is made).
     est = estimate(items, config, store, batch=batch)
     todo = est.questions - est.cached
-    reservation = (
-        store.reserve(est.dollars, "rejudge", f"run {run_id}", {"questions": todo, "model": config.model})
-        if todo
-        else None
-    )
-    rev = store.new_revision(run_id, results_sha256, config.judge)
+    # No key: said before anything is reserved or recorded.
     client = make_client(config, transport=transport, api_key=api_key) if todo else None
+    # The budget, from the same estimate the judge shows before spending: a rerun that would pass it
+    # is refused before any request (and before a revision is made).
+    try:
+        reservation = (
+            store.reserve(
+                est.dollars if reserve is None else reserve,
+                "rejudge",
+                f"run {run_id}",
+                {"questions": todo, "model": config.model},
+            )
+            if todo
+            else None
+        )
+    except BaseException:
+        if client is not None:
+            _run(client.close())
+        raise
     batched = est.batch
+    try:
+        rev = store.new_revision(run_id, results_sha256, config.judge)
+    except BaseException:
+        if reservation is not None:
+            store.settle(reservation, 0.0)
+        if client is not None:
+            _run(client.close())
+        raise
 
     async def go() -> list[Verdict]:
         try:

@@ -93,7 +93,15 @@ def _store(scheme: str, bucket: str) -> Any:
 
 
 def mirror_root(scheme: str, bucket: str) -> Path:
-    return cache_dir() / "remote" / scheme / bucket
+    """Where a bucket is mirrored; a bucket of an S3-compatible server (``AWS_ENDPOINT_URL``) apart
+    from the same name on AWS."""
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or ""
+    host = (
+        scheme
+        if not (scheme == "s3" and endpoint)
+        else f"s3-{hashlib.sha256(endpoint.encode()).hexdigest()[:10]}"
+    )
+    return cache_dir() / "remote" / host / bucket
 
 
 def _mtime_ns(meta: dict[str, Any]) -> int:
@@ -111,8 +119,8 @@ def _why(exc: BaseException, url: str) -> str:
     name = type(exc).__name__
     if "PermissionDenied" in name or "403" in text or "AccessDenied" in text:
         return (
-            f"access to {redact(url)} was refused (403): the credentials in the environment (AWS_ACCESS_KEY_ID/"
-            "AWS_PROFILE, GOOGLE_APPLICATION_CREDENTIALS, AZURE_*) may not read this bucket"
+            f"access to {redact(url)} was refused (403): the credentials in the environment (AWS_ACCESS_KEY_ID, "
+            "GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*) may not read this bucket"
         )
     if "Unauthenticated" in name or "401" in text:
         return f"{redact(url)}: the storage service did not accept the credentials in the environment (401)"

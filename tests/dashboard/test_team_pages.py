@@ -76,10 +76,27 @@ def page(path: str | None, email: str | None, *, sign_in: bool = True, **params:
     return at
 
 
-def test_without_auth_it_is_local_mode_as_before(team: Path) -> None:
+def test_without_auth_it_is_local_mode_as_before(team: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAGTRIAGE_ACCESS")  # one person's install: no access file, no [auth]
     at = page("pages/4_Calibration.py", None, sign_in=False)
     assert "Local mode: no sign-in, every role" in texts(at)
     assert at.button(key="cal_create") is not None  # every role: sessions can be created
+
+
+def test_an_access_file_without_sign_in_fails_closed(team: Path) -> None:
+    """A team's access file with [auth] missing (a typo in secrets.toml) must not open every page to
+    everyone as local mode."""
+    at = page(None, None, sign_in=False)
+    assert "names who may use this ragtriage, but sign-in is not configured" in texts(at)
+    assert not at.dataframe and "Local mode" not in texts(at)
+
+
+def test_an_address_the_provider_has_not_verified_is_nobodys(team: Path) -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.secrets["auth"] = AUTH
+    at.user = {"is_logged_in": True, "email": "ana@example.com", "email_verified": False}
+    at.run()
+    assert "ana@example.com is not admitted" in texts(at) and not at.dataframe
 
 
 def test_with_auth_every_page_asks_for_sign_in_before_showing_runs(team: Path) -> None:
