@@ -57,3 +57,19 @@ def test_two_judge_processes_on_one_run_pay_for_each_question_once(store_target:
         # Together they paid for 146 judgments; each says how many it took from the other's.
         paid = [sum(1 for v in s.verdicts(r.id) if not v.cached) for r in revs]
         assert sum(paid) == 146
+
+
+def test_a_rerun_that_cannot_start_reserves_nothing(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """No API key: said before any of the budget is reserved or a revision made."""
+    import pytest
+
+    from evalcore import load_run
+    from evalcore.access import Budget
+    from evalcore.errors import SetupError
+    from evalcore.judge.rerun import rerun
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with Store(tmp_path / "store.sqlite", budget=Budget(person=1.0)) as store:
+        with pytest.raises(SetupError, match="no API key"):
+            rerun(load_run(SAMPLE / "2026-11-16-rerank-prompt-v2"), store, qids=["hv-002"])
+        assert store.spent_today() == {} and store.revisions("2026-11-16-rerank-prompt-v2") == []
