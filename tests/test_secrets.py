@@ -105,6 +105,10 @@ def test_the_pages_never_show_or_keep_a_password_or_an_api_key(
 
     from evalcore import load_run
 
+    import streamlit as st
+
+    st.cache_data.clear()  # (a store another test's app opened is not this one's)
+    st.cache_resource.clear()
     caplog.set_level(logging.DEBUG)
     runs = tmp_path / "runs"
     shutil.copytree(SAMPLE, runs)
