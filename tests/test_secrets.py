@@ -101,11 +101,10 @@ def test_the_pages_never_show_or_keep_a_password_or_an_api_key(
 ) -> None:
     import logging
 
+    import streamlit as st
     from streamlit.testing.v1 import AppTest
 
     from evalcore import load_run
-
-    import streamlit as st
 
     st.cache_data.clear()  # (a store another test's app opened is not this one's)
     st.cache_resource.clear()

@@ -60,6 +60,9 @@ def test_every_verb_reads_a_bucket_as_it_reads_a_folder(env: dict[str, str]) -> 
         ("compare", "{}/" + BASE, "{}/" + CAND),
         ("gate", "--baseline", "{}/" + BASE, "--candidate", "{}/" + CAND),
         ("testset", "stats", "{}/testset.jsonl", "--run", "{}/" + CAND),
+        ("judge", "{}/" + CAND, "--dry-run", "--qids", "hv-002", "hv-003"),
+        ("revisions", "{}/" + CAND),
+        ("validate", "{}/testset.jsonl"),
     ):
         there = cli(*(a.format(url) for a in args), env=env)
         here = cli(*(a.format(str(SAMPLE)) for a in args), env=env)
