@@ -219,15 +219,16 @@ st.download_button(
     icon=":material/download:",
 )
 listed = view["qid"].to_list()
-with st.expander(f"Re-judge the {len(listed)} question(s) listed above", icon=":material/gavel:"):
-    which = st.radio(
-        "Runs", ["both", "baseline", "candidate"], horizontal=True, key="cmp_rejudge_runs",
-        help="Both, so that the two sides are judged by the same judge and stay comparable.",
-    )  # fmt: skip
-    targets = [base, cand] if which == "both" else [base] if which == "baseline" else [cand]
-    if rejudge_panel(frame, targets, listed, "cmp_rejudge"):
-        st.session_state["cmp_judge_pending"] = "latest"
-        st.rerun()
+if auth.may("rejudge"):  # only for a role that may spend on the judge
+    with st.expander(f"Re-judge the {len(listed)} question(s) listed above", icon=":material/gavel:"):
+        which = st.radio(
+            "Runs", ["both", "baseline", "candidate"], horizontal=True, key="cmp_rejudge_runs",
+            help="Both, so that the two sides are judged by the same judge and stay comparable.",
+        )  # fmt: skip
+        targets = [base, cand] if which == "both" else [base] if which == "baseline" else [cand]
+        if rejudge_panel(frame, targets, listed, "cmp_rejudge"):
+            st.session_state["cmp_judge_pending"] = "latest"
+            st.rerun()
 
 rows = event.selection.rows if event is not None else []
 sel_marker = (tuple(rows), view.height, tuple(view["qid"].head(50).to_list()))

@@ -221,30 +221,29 @@ with c_judge:
                 st.caption("The two judgings of this answer agree.")
             else:
                 st.markdown(md_escape(tables.diff_text(change, judge_labels[other], judge_labels[judge])))
-with c_rejudge, st.expander("Re-judge this question", icon=":material/gavel:"):
-    estimate = data.judge_estimate(frame.fkey, run_id, [qid], frame.key)
-    st.caption(
-        md_escape(str(estimate))
-        if estimate.questions
-        else "This run recorded no answer here: nothing to judge."
-    )
-    api_key = rejudge_key_field("judge_key") if auth.may("rejudge") else None
-    if not auth.may("rejudge"):
-        auth.locked("rejudge", "Re-judging spends money on the judge: it")
-    elif st.button(
-        "Re-judge",
-        key="q_rejudge",
-        disabled=not estimate.questions or not (data.judge_key_in_env() or api_key),
-    ):
-        try:
-            with st.spinner("Judging…"):
-                report = data.rejudge(frame.fkey, run_id, [qid], frame.key, api_key)
-        except (data.SetupError, data.OverBudget, PermissionError) as exc:
-            st.error(md_escape(str(exc)), icon=":material/block:")
-        else:
-            # Show the new revision at once; a failure shows there with its reason.
-            st.session_state["q_judge_pending"] = str(report.revision_id)
-            st.rerun()
+if auth.may("rejudge"):  # only for a role that may spend on the judge
+    with c_rejudge, st.expander("Re-judge this question", icon=":material/gavel:"):
+        estimate = data.judge_estimate(frame.fkey, run_id, [qid], frame.key)
+        st.caption(
+            md_escape(str(estimate))
+            if estimate.questions
+            else "This run recorded no answer here: nothing to judge."
+        )
+        api_key = rejudge_key_field("judge_key")
+        if st.button(
+            "Re-judge",
+            key="q_rejudge",
+            disabled=not estimate.questions or not (data.judge_key_in_env() or api_key),
+        ):
+            try:
+                with st.spinner("Judging…"):
+                    report = data.rejudge(frame.fkey, run_id, [qid], frame.key, api_key)
+            except (data.SetupError, data.OverBudget, PermissionError) as exc:
+                st.error(md_escape(str(exc)), icon=":material/block:")
+            else:
+                # Show the new revision at once; a failure shows there with its reason.
+                st.session_state["q_judge_pending"] = str(report.revision_id)
+                st.rerun()
 QuestionView.from_state().publish()
 left, right = st.columns(2)
 with left:
