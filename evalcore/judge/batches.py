@@ -4,7 +4,9 @@
 2. A batch an earlier, interrupted rerun submitted for any of the remaining questions is picked up
    again (the store remembers every batch the moment the API accepts it), never submitted twice.
 3. The rest is submitted — one request per judgment, its custom id the judgment's content address —
-   and the batch id recorded in the store before anything else happens.
+   and the batch id recorded in the store before anything else happens. Each judgment is leased in
+   the store first (the lease renewed at every poll while the batch runs), so a second process
+   batching the same questions at once waits for their verdicts instead of submitting them again.
 4. The batch is polled until it ends; then its results are read as they stream in and each verdict
    is committed to the store as it arrives.
 5. Requests that expired, were canceled, or failed on the API's side (overloaded, rate limited, an
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evalcore.judge.client import Item, JudgeConfig, request, verdict_from
-from evalcore.store import Store, Verdict
+from evalcore.store import Store, Verdict, holder_id
 
 # The API's error types worth asking again: they say nothing about the request itself.
 RETRYABLE = {"overloaded_error", "rate_limit_error", "api_error", "timeout_error"}
@@ -63,30 +65,58 @@ async def judge_in_batches(
             if on_verdict is not None:
                 on_verdict(v)
 
-    todo = from_cache()
-    # An interrupted rerun's batches first: their results land in the revision they were made for,
-    # and from there (the cache) in this one.
-    for batch in store.open_batches([keys[i.qid] for i in todo]):
-        if on_batch is not None:
-            on_batch(batch.id, "resumed")
-        await _collect(client, config, store, batch.id, batch.revision_id, batch.requests, commit, final=True)
-    todo = from_cache()
-    by_key = {keys[i.qid]: i for i in todo}  # identical judgments are asked once
-    for attempt in range(config.batch_resubmits + 1):
-        if not by_key:
+    # Another process batching the same questions at once holds their leases (renewed at every poll
+    # while its batch runs): they are waited for, never submitted twice. A lease that lapsed is a
+    # process that died; its batch, if it had submitted one, is picked up below.
+    holder = holder_id()
+    lease = 3 * config.batch_poll + 60.0
+    while True:
+        todo = from_cache()
+        if not todo:
             break
-        requests = [{"custom_id": k, "params": request(config, i)} for k, i in by_key.items()]
-        batch = await client.messages.batches.create(requests=requests)
-        store.add_batch(batch.id, revision_id, {k: i.qid for k, i in by_key.items()})  # before anything else
-        if on_batch is not None:
-            on_batch(batch.id, "submitted")
-        final = attempt == config.batch_resubmits
-        retry = await _collect(
-            client, config, store, batch.id, revision_id, {k: i.qid for k, i in by_key.items()}, commit, final
-        )
-        by_key = {k: by_key[k] for k in retry}
-        if on_batch is not None:
-            on_batch(batch.id, "ended")
+        wanted = {keys[i.qid]: i for i in todo}  # identical judgments are asked once
+        mine = {k: i for k, i in wanted.items() if store.take_lease(k, holder, lease)}
+        if not mine:  # all being judged elsewhere right now
+            await asyncio.sleep(min(config.batch_poll, 5.0))
+            continue
+
+        def renew(held: dict[str, Item] = mine) -> None:
+            for k in held:
+                store.take_lease(k, holder, lease)
+
+        try:
+            # An interrupted rerun's batches first: their results land in the revision they were
+            # made for, and from there (the cache) in this one.
+            for batch in store.open_batches(list(mine)):
+                if on_batch is not None:
+                    on_batch(batch.id, "resumed")
+                await _collect(
+                    client, config, store, batch.id, batch.revision_id, batch.requests, commit, True, renew
+                )
+            left = {keys[i.qid] for i in from_cache()}
+            by_key = {k: i for k, i in mine.items() if k in left}
+            for attempt in range(config.batch_resubmits + 1):
+                if not by_key:
+                    break
+                requests = [{"custom_id": k, "params": request(config, i)} for k, i in by_key.items()]
+                batch = await client.messages.batches.create(requests=requests)
+                store.add_batch(
+                    batch.id, revision_id, {k: i.qid for k, i in by_key.items()}
+                )  # before anything else
+                if on_batch is not None:
+                    on_batch(batch.id, "submitted")
+                final = attempt == config.batch_resubmits
+                retry = await _collect(
+                    client, config, store, batch.id, revision_id, {k: i.qid for k, i in by_key.items()}, commit,
+                    final, renew,
+                )  # fmt: skip
+                by_key = {k: by_key[k] for k in retry}
+                if on_batch is not None:
+                    on_batch(batch.id, "ended")
+        finally:
+            for k in mine:
+                store.release_lease(k, holder)
+        # (a judgment that failed for good is in ``out`` now: the next round does not ask for it)
     from_cache()  # questions that shared a judgment with another are served now
     return out
 
@@ -100,13 +130,17 @@ async def _collect(
     requests: dict[str, str],
     commit: Callable[[Verdict, int], None],
     final: bool,
+    renew: Callable[[], None] | None = None,
 ) -> list[str]:
-    """Wait for the batch to end, then commit each result as it streams in; the custom ids worth
-    submitting again (none when ``final``: then they are failures with their reason)."""
+    """Wait for the batch to end (``renew``-ing this process's leases at every poll), then commit
+    each result as it streams in; the custom ids worth submitting again (none when ``final``: then
+    they are failures with their reason)."""
     while True:
         batch = await client.messages.batches.retrieve(batch_id)
         if batch.processing_status == "ended":
             break
+        if renew is not None:
+            renew()
         await asyncio.sleep(config.batch_poll)
     retry: list[str] = []
     seen: set[str] = set()

@@ -133,3 +133,39 @@ def test_the_cli_judges_through_a_batch(env, capsys) -> None:  # type: ignore[no
     captured = capsys.readouterr()
     assert "batch msgbatch_mock_001 submitted (Message Batches, results within 24 h)" in captured.err
     assert "2 judged, 0 from the cache, 0 failed" in captured.out and "batch prices)" in captured.out
+
+
+def test_two_batch_reruns_started_together_submit_each_question_once(env) -> None:  # type: ignore[no-untyped-def]
+    """Two reruns reach the submission at the same instant (one event loop, two processes' worth of
+    store connections): the one that leased the judgments submits them, the other waits for their
+    verdicts. Without the leases both submitted everything."""
+    import asyncio
+    from dataclasses import replace
+
+    from evalcore.judge.batches import judge_in_batches
+    from evalcore.judge.client import make_client
+
+    api, run, store = env
+    qids = ["q-ok", "q-ok2"]
+    items = items_for(run, qids)
+    config = replace(CONFIG, lease_poll=0.01)
+    other = Store(store.path)  # another server's connection to the same store
+
+    async def both() -> list[list]:  # type: ignore[type-arg]
+        clients = [make_client(config), make_client(config)]
+        try:
+            return await asyncio.gather(
+                *(
+                    judge_in_batches(items, config, s, s.new_revision(run.run_id, "sha", config.judge), c)
+                    for s, c in zip((store, other), clients, strict=True)
+                )
+            )
+        finally:
+            for c in clients:
+                await c.close()
+
+    got = asyncio.run(both())
+    assert sorted(api.batch_attempts.values()) == [1, 1] and len(api.batches) == 1
+    assert [sorted(v.qid for v in out) for out in got] == [qids, qids]
+    assert all(v.ok for out in got for v in out)
+    other.close()

@@ -17,7 +17,7 @@ from helpers import SAMPLE
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _judge(run: Path, store: str, env: dict[str, str]) -> subprocess.Popen[str]:
+def _judge(run: Path, store: str, env: dict[str, str], *more: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [
             sys.executable,
@@ -29,6 +29,7 @@ def _judge(run: Path, store: str, env: dict[str, str]) -> subprocess.Popen[str]:
             store,
             "--model",
             "claude-test-1",
+            *more,
         ],
         env=env,
         stdout=subprocess.PIPE,
