@@ -213,14 +213,20 @@ def cmd_judge(args: argparse.Namespace) -> int:
         except ValueError as exc:
             return _err(str(exc))
     config = JudgeConfig(
-        **({"model": model} if model else {}), concurrency=args.concurrency, batch_poll=args.poll
+        **({"model": model} if model else {}),
+        concurrency=args.concurrency,
+        batch_poll=args.poll,
+        timeout=args.timeout,
     )
     with _store(args.store) as store:
         items = items_for(run, qids)
         if not items:
             return _err("no question to judge (check --qids / --where)")
         counted = None
-        if os.environ.get("ANTHROPIC_API_KEY"):  # the API counts the input tokens (free, no judgment)
+        # A dry run asks the API to count the input tokens (free, no judgment). A real run does not:
+        # one count_tokens request per question would double the requests it makes; it says after
+        # judging how close the local estimate came to the usage instead.
+        if args.dry_run and os.environ.get("ANTHROPIC_API_KEY"):
             todo = [i for i in items if store.cached(i.key(config.model)) is None]
             try:
                 counted = count_tokens(todo, config)
@@ -273,6 +279,12 @@ def cmd_judge(args: argparse.Namespace) -> int:
             f"{len(report.failed)} failed; {tin:,} input + {tout:,} output tokens (${dollars:.2f}"
             f"{', batch prices' if report.batched else ''})"
         )
+        if report.judged and est.input_tokens:
+            off = (tin - est.input_tokens) / est.input_tokens
+            print(
+                f"estimate against usage: {est.input_tokens:,} input tokens estimated, {tin:,} used "
+                f"({off:+.0%}); ${est.dollars:.2f} estimated, ${dollars:.2f} spent"
+            )
         for v in sorted(report.failed, key=lambda v: v.qid):
             print(f"  failed {v.qid}: {v.reason}")
         flagged = _flagged(run, store, report.revision_id)
@@ -770,6 +782,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
         config = replace(config, model=args.model)
     if args.concurrency:
         config = replace(config, concurrency=args.concurrency)
+    config = replace(config, timeout=args.timeout)
     planned = plan(chunks, args.n, multi=args.multi_chunk, unanswerable=args.unanswerable, seed=args.seed)
     with _store(args.store) as store:
         print(estimate(planned, config, store))
@@ -841,7 +854,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     config = JudgeConfig()
     if args.model:
         config = replace(config, model=args.model)
-    config = replace(config, concurrency=args.concurrency)
+    config = replace(config, concurrency=args.concurrency, timeout=args.timeout)
     with _store(args.store) as store:
         print(plan(run, store, config, names, args.n))
         if args.dry_run:
@@ -1164,6 +1177,12 @@ def build_parser() -> argparse.ArgumentParser:
         "than 500 questions are not in the cache",
     )
     s.add_argument("--poll", type=float, default=30.0, help="seconds between polls of a batch (default 30)")
+    s.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds a request may take before it is retried (then failed, with its reason; default 60)",
+    )
     s.add_argument("--store", help=store_help)
     s.set_defaults(func=cmd_judge)
 
@@ -1181,6 +1200,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--model", help="the judge model (pinned by default)")
     s.add_argument("--concurrency", type=int, default=16, help="requests at once (default 16)")
     s.add_argument("--dry-run", action="store_true", help="print what it would send and cost; send nothing")
+    s.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds a request may take before it is retried (then failed, with its reason; default 60)",
+    )
     s.add_argument("--store", help=store_help)
     s.set_defaults(func=cmd_probe)
 
@@ -1345,6 +1370,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--model", help="the model (default: the judge's pinned model)")
     s.add_argument("--concurrency", type=int)
     s.add_argument("--dry-run", action="store_true", help="print the estimate and stop")
+    s.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds a request may take before it is retried (then failed, with its reason; default 60)",
+    )
     s.add_argument("--store", help=store_help)
     s.set_defaults(func=cmd_synth)
     s = sub.add_parser("import", help="convert TREC or Ragas files into a ragtriage test set + run")

@@ -5,6 +5,7 @@ cache, resuming, and the quote check catching a judge fooled by injected instruc
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import polars as pl
@@ -171,10 +172,14 @@ def test_the_cli_judges_lists_revisions_and_scores_with_one(env, tmp_path: Path,
         "3 question(s): 0 in the cache (free), 3 to judge; about" in out
         and "dry run: nothing was sent" in out
     )
-    assert sum(api.requests.values()) == 0
+    assert sum(api.requests.values()) == 0 and api.counted == 3  # the dry run counted the input tokens
     assert main(args) == 1, "a failed judgment is a non-zero exit"
     out = capsys.readouterr().out
     assert "revision 1: 2 judged, 0 from the cache, 1 failed" in out
+    # A real run asks no count_tokens per question (it would double its requests); it says how close
+    # the local estimate came to the usage instead.
+    assert api.counted == 3 and sum(api.requests.values()) == 3
+    assert re.search(r"estimate against usage: [\d,]+ input tokens estimated, [\d,]+ used \([+-]\d+%\)", out)
     assert "failed q-cut: the judge's output was cut off at max_tokens" in out
     assert "judge errors caught by the quote check (SUPPORTED, quote not in the context): q-inject (2)" in out
     assert main([*args[:4], "--qids", "q-ok", "--dry-run"]) == 0
@@ -402,3 +407,28 @@ def test_ragas_answer_relevance_with_a_pluggable_embedder(tmp_path: Path, monkey
     assert "cannot import f from nosuchmodule" in capsys.readouterr().err
     assert main(["metrics", str(run.path), "--embedder", "embedders:bag_of_words"]) == 2
     assert "score a judge revision (--judge latest)" in capsys.readouterr().err
+
+
+def test_the_cli_sets_the_request_timeout(env, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """One hung request must not hold a run for minutes: --timeout bounds each attempt."""
+    import time
+
+    from evalcore.cli import main
+
+    _api, run, _store = env
+    args = [
+        "judge",
+        str(run.path),
+        "--store",
+        str(tmp_path / "t.sqlite"),
+        "--qids",
+        "q-slow",
+        "--model",
+        "m-timeout",
+    ]
+    t = time.perf_counter()
+    assert main([*args, "--timeout", "0.3"]) == 1
+    took = time.perf_counter() - t
+    out = capsys.readouterr().out
+    assert "failed q-slow: timed out (0.3 s, 4 retries)" in out
+    assert took < 2.5 * 5, "each of the five attempts gave up after 0.3 s, not the mock's 2.5 s"
