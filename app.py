@@ -63,6 +63,8 @@ if len(ids) > 1:
         st.warning(md_escape(problem[0].upper() + problem[1:] + "."))
     else:
         cmp = data.comparison(frame.fkey, vs, latest, 5, frame.key)
+        if cmp.judge_change:  # its judged metrics compare the judges: left out of what changed
+            st.warning(md_escape(cmp.judge_change[0].upper() + cmp.judge_change[1:]), icon=":material/gavel:")
         moves = tables.significant_moves(cmp)
         worse = moves.filter(moves["change"] == "worse")
         better = moves.filter(moves["change"] == "better")

@@ -239,9 +239,11 @@ def chart_defaults(available: list[str] | tuple[str, ...]) -> list[str]:
 
 def significant_moves(cmp: Comparison) -> pl.DataFrame:
     """The metrics that moved significantly (Holm-corrected p < 0.05), regressions first, worst first;
-    with ``change`` in words: 'worse', 'better', or 'moved' for a rate with no direction."""
+    with ``change`` in words: 'worse', 'better', or 'moved' for a rate with no direction. Judged
+    metrics of runs judged by different judges are left out (the caller shows ``cmp.judge_change``)."""
     return (
-        cmp.summary.filter(pl.col("p_holm") < SIGNIFICANT)
+        # (a judged metric of two runs judged by different judges compares the judges: never a move)
+        cmp.summary.filter((pl.col("p_holm") < SIGNIFICANT) & pl.col("comparable"))
         .with_columns(
             change=pl.when(pl.col("better").is_null())
             .then(pl.lit("moved"))

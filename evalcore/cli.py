@@ -950,12 +950,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
         f"baseline  {base.label} ({base.run_id})\ncandidate {cand.label} ({cand.run_id})\n"
         f"on the {cmp.note}; paired randomization test, Holm-corrected"
     )
+    if cmp.judge_change:  # said before the numbers, and on every judged row of the table
+        print(f"NOT COMPARABLE: {cmp.judge_change}")
     summ = cmp.by_slice(args.by, permutations=args.permutations) if args.by else cmp.summary
     cols = ["slice"] if args.by else []
-    shown = summ.filter(pl.col("n") > 0).select(*cols, *SUMMARY_COLUMNS)
+    if "comparable" not in summ.columns:
+        summ = summ.join(cmp.summary.select("metric", "comparable"), on="metric", how="left")
+    shown = summ.filter(pl.col("n") > 0).select(*cols, *SUMMARY_COLUMNS, "comparable")
     # A rate with no better direction neither improves nor regresses: "–", not null.
     shown = shown.with_columns([pl.col(c).cast(pl.String).fill_null("–") for c in ("improved", "regressed")])
-    print(_table(shown, "table"))
+    if cmp.judge_change:
+        # A judged metric's delta, CI and p compare two judges, not two systems: not shown as a result.
+        blank = ("delta", "ci_low", "ci_high", "p_holm", "improved", "regressed")
+        shown = shown.with_columns(
+            [pl.when(pl.col("comparable"))
+             .then((pl.col(c).round(4) if shown.schema[c].is_float() else pl.col(c)).cast(pl.String))
+             .otherwise(pl.lit("–")).alias(c)
+             for c in blank],
+            note=pl.when(pl.col("comparable")).then(pl.lit("")).otherwise(pl.lit("not comparable: judge changed")),
+        )  # fmt: skip
+    print(_table(shown.drop("comparable"), "table"))
     _not_applicable(summ)
     for line in _standing(cand, args):
         print(line)

@@ -849,3 +849,15 @@ def test_every_page_says_whether_it_draws_charts() -> None:
     for page in [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]:
         text = page.read_text()
         assert ("st.plotly_chart(" in text) != ("charts=False" in text), page.name
+
+
+def test_overview_leaves_judged_metrics_out_of_what_changed_when_the_judge_changed(
+    monkeypatch: pytest.MonkeyPatch, runs_copy: Path
+) -> None:
+    from helpers import judged_by_another_judge
+
+    judged_by_another_judge(runs_copy, CAND)
+    at = open_page(monkeypatch, folder=runs_copy)
+    assert any("judged by different judges" in w.value for w in at.warning)
+    worse = " ".join(e.value for e in at.error)
+    assert "abstention" in worse and "faithfulness" not in worse, "a changed judge is not a changed system"

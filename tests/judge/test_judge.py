@@ -223,6 +223,22 @@ def test_a_changed_judge_is_not_a_changed_system(runs_copy: Path, capsys) -> Non
         "--permutations",
         "200",
     ]
+    # compare says so before its table, and shows no delta, CI or p for a judged metric.
+    assert main(["compare", str(runs_copy / base), str(runs_copy / cand), "--permutations", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "NOT COMPARABLE: the runs were judged by different judges" in out
+    assert f"evalcore judge {runs_copy / base} --like {runs_copy / cand}" in out
+    rows = {
+        cells[0]: cells
+        for line in out.splitlines()
+        if line.startswith("│ ")
+        for cells in [[c.strip() for c in line.strip("│").split("┆")]]
+    }
+    assert (
+        rows["faithfulness"][4:10] == ["–"] * 6
+        and rows["faithfulness"][-1] == "not comparable: judge changed"
+    )
+    assert rows["R@5"][4] == "0.0" and rows["R@5"][-1] == ""  # retrieval still compares
     assert main(args) == 2, "the gate will not judge judged metrics across judges"
     out = capsys.readouterr().out
     assert "**Judge changed:** the runs were judged by different judges" in out
