@@ -172,10 +172,15 @@ def _judged(run: Any, args: argparse.Namespace) -> Any:
     which = getattr(args, "judge", None) or "recorded"
     if which == "recorded":
         return run
-    from evalcore.judge.revision import judged_by
+    from evalcore.judge.revision import coverage, judged_by, judged_verdicts
 
     with _store(args.store) as store:
-        return judged_by(store, run, which)
+        judged = judged_by(store, run, which)
+        verdicts = judged_verdicts(store, run, which) or []
+    # Each judged figure's n is in the table; why the other questions are missing, here (stderr:
+    # JSON and CSV output stay clean).
+    sys.stderr.write(f"{run.run_id}, judge {which} ({judged.judge_text()}): {coverage(run, verdicts)}\n")
+    return judged
 
 
 def _standing(run: Any, args: argparse.Namespace) -> list[str]:

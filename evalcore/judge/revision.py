@@ -4,12 +4,16 @@ faithfulness rule and the quote check (:mod:`evalcore.metrics`) apply to the rev
 recorded ones, so a SUPPORTED claim whose quote is not in the context it names counts as not
 supported and is flagged.
 
-``recorded`` is the judge output in the run file; ``latest`` the newest revision in the store.
+``recorded`` is the judge output in the run file. ``latest`` is each question's latest verdict by
+the judge of the run's newest revision: a partial re-judge (``evalcore judge RUN --qids a b``)
+refines the revisions it follows instead of replacing them with two questions. A later failed
+judgment does not erase an earlier good one. A number is that one revision.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from typing import Any
 
 import polars as pl
@@ -43,8 +47,55 @@ def resolve(store: Store, run: Run, which: str, results_sha256: str) -> int | No
     return int(which)
 
 
+def latest_verdicts(
+    store: Store, run: Run, results_sha256: str
+) -> tuple[list[Verdict], int, tuple[str, str, str]]:
+    """Each question's latest verdict by the judge of the newest revision (the latest successful
+    one, else the latest failure), over every revision of the run by that judge; with the newest
+    revision's id and its judge. ``ValueError`` when the run has no revision."""
+    revisions = store.revisions(run.run_id, results_sha256)
+    if not revisions:
+        msg = f"run {run.run_id} has no judge revision in {store.path}; `evalcore judge` makes one"
+        raise ValueError(msg)
+    newest = revisions[-1]
+    per_question: dict[str, Verdict] = {}
+    for r in revisions:  # oldest first: a later verdict replaces an earlier one
+        if r.judge != newest.judge:
+            continue
+        for v in store.verdicts(r.id):
+            before = per_question.get(v.qid)
+            if v.ok or before is None or not before.ok:
+                per_question[v.qid] = v
+    return list(per_question.values()), newest.id, newest.judge
+
+
+def coverage(run: Run, verdicts: list[Verdict]) -> str:
+    """Which questions a judging covers, and why the others are missing: answered and judged,
+    failed judgments, answers never judged by this judge, no answer to judge."""
+    answered = set(
+        run.results.filter(pl.col("answer").is_not_null() & (pl.col("answer").str.strip_chars() != ""))["qid"]
+    )
+    ok = {v.qid for v in verdicts if v.ok}
+    failed = {v.qid for v in verdicts if not v.ok} - ok
+    unjudged = answered - ok - failed
+    no_answer = run.results.height - len(answered)
+    parts = [f"{len(ok & answered)} of {run.results.height} question(s) judged"]
+    if failed:
+        parts.append(f"{len(failed)} failed judgment(s) (evalcore revisions shows why)")
+    if unjudged:
+        parts.append(f"{len(unjudged)} answer(s) not judged by this judge")
+    if no_answer:
+        parts.append(f"{no_answer} without an answer to judge")
+    return "; ".join(parts)
+
+
 def with_verdicts(
-    run: Run, verdicts: list[Verdict], revision_id: int, judge: tuple[str, str, str] | None = None
+    run: Run,
+    verdicts: list[Verdict],
+    revision_id: int,
+    judge: tuple[str, str, str] | None = None,
+    *,
+    source: str | None = None,
 ) -> Run:
     """``run`` judged by these verdicts. A question without a successful verdict has no judge output
     (its faithfulness, correctness and relevance are not applicable), never the recorded one."""
@@ -104,7 +155,9 @@ def with_verdicts(
         results=results,
         claims=pl.DataFrame(claims, schema=CLAIMS_SCHEMA),
         # Scores are cached by source: this run, judged by this revision, is a source of its own.
-        source_key=None if run.source_key is None else f"{run.source_key}|judge-revision-{revision_id}",
+        source_key=None
+        if run.source_key is None
+        else f"{run.source_key}|{source or f'judge-revision-{revision_id}'}",
     )
 
 
@@ -140,12 +193,27 @@ def _context_counts(run: Run, outputs: dict[str, Any]) -> pl.DataFrame:
 
 
 def judged_by(store: Store, run: Run, which: str) -> Run:
-    """``run`` under revision ``which`` (``recorded``, ``latest`` or an id)."""
+    """``run`` under ``which``: ``recorded`` (the run file's), ``latest`` (each question's latest
+    verdict by the newest revision's judge) or a revision id."""
+    if which == LATEST:
+        verdicts, newest, judge = latest_verdicts(store, run, run.results_sha256())
+        # The scores' cache key: what the merged verdicts are (they change whenever one is added).
+        content = "\n".join(sorted(f"{v.qid}|{v.cache_key}|{v.ok}|{v.message_id}" for v in verdicts))
+        digest = hashlib.sha256(content.encode()).hexdigest()[:16]
+        return with_verdicts(run, verdicts, newest, judge, source=f"judge-latest-{digest}")
     rev = resolve(store, run, which, run.results_sha256())
     if rev is None:
         return run
     revision = store.revision(rev)
     return with_verdicts(run, store.verdicts(rev), rev, revision.judge if revision else None)
+
+
+def judged_verdicts(store: Store, run: Run, which: str) -> list[Verdict] | None:
+    """The verdicts ``which`` names (None for ``recorded``: the run file's own output)."""
+    if which == LATEST:
+        return latest_verdicts(store, run, run.results_sha256())[0]
+    rev = resolve(store, run, which, run.results_sha256())
+    return None if rev is None else store.verdicts(rev)
 
 
 def diff(a: Run, b: Run) -> pl.DataFrame:

@@ -1,0 +1,60 @@
+"""``--judge latest`` after a partial re-judge: each question's latest verdict by the same judge, so
+re-judging two questions refines the revision it follows instead of scoring faithfulness on n=2;
+and the figures say why questions are missing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mock_api import mock_api
+
+from evalcore import load_run
+from evalcore.judge.client import JudgeConfig
+from evalcore.judge.rerun import rerun
+from evalcore.judge.revision import coverage, judged_by, latest_verdicts
+from evalcore.store import Store
+from helpers import SAMPLE
+
+RUN = "2026-11-16-rerank-prompt-v2"
+CONFIG = JudgeConfig(model="claude-test-1", timeout=5, max_retries=0)
+
+
+def test_a_partial_rejudge_refines_the_revision_it_follows(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from evalcore.cli import main
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-latest")
+    run = load_run(SAMPLE / RUN)
+    qids = run.results["qid"].to_list()
+    with mock_api() as api, Store(tmp_path / "s.sqlite") as store:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        first = rerun(run, store, CONFIG, qids=qids[:40])
+        assert first.judged == 40
+        api.behaviour = {}  # the same judge, asked again about two questions
+        second = rerun(run, store, CONFIG, qids=qids[:2])
+        assert second.cached == 2  # (an unchanged judgment is never paid twice)
+        other = rerun(
+            run, store, JudgeConfig(model="claude-test-2", timeout=5, max_retries=0), qids=qids[40:42]
+        )
+        assert other.judged == 2
+        # The newest revision is the other judge's: latest is its two questions, never mixed with
+        # the first judge's forty.
+        verdicts, newest, judge = latest_verdicts(store, run, run.results_sha256())
+        assert newest == other.revision_id and judge[0] == "claude-test-2" and len(verdicts) == 2
+        # The first judge again, on two questions: latest is all forty of that judge.
+        again = rerun(run, store, CONFIG, qids=qids[:2])
+        verdicts, newest, judge = latest_verdicts(store, run, run.results_sha256())
+        assert newest == again.revision_id and judge[0] == "claude-test-1" and len(verdicts) == 40
+        judged = judged_by(store, run, "latest")
+        assert judged.results.filter(judged.results["n_claims"].is_not_null()).height == 40
+        assert coverage(run, verdicts).startswith("40 of 146 question(s) judged; 106 answer(s) not judged")
+        db = str(tmp_path / "s.sqlite")
+        assert (
+            main(["metrics", str(SAMPLE / RUN), "--store", db, "--judge", "latest", "--format", "json"]) == 0
+        )
+        captured = capsys.readouterr()
+        means = {r["metric"]: r for r in json.loads(captured.out)}
+        assert means["faithfulness"]["n"] > 2  # not the last re-judge's two questions
+        assert (
+            "judge latest (claude-test-1" in captured.err and "40 of 146 question(s) judged" in captured.err
+        )
