@@ -165,10 +165,10 @@ def _read_ragas(path: Path) -> list[dict[str, Any]]:
     wrong file gets one message naming what is missing, not one per row."""
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        rows = pl.read_csv(path, infer_schema_length=0).to_dicts()
+        rows = _read_csv(path)
     elif suffix in (".jsonl", ".ndjson"):
         rows = []
-        for i, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+        for i, line in enumerate(_text(path).splitlines(), start=1):
             if not line.strip():
                 continue
             try:
@@ -183,7 +183,7 @@ def _read_ragas(path: Path) -> list[dict[str, Any]]:
                 ) from None
     else:
         try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))
+            data = json.loads(_text(path))
         except ValueError as exc:
             hint = "a JSON Lines export needs a .jsonl name" if "Extra data" in str(exc) else None
             raise InputError([Problem(str(path), f"cannot parse JSON: {exc}", hint=hint)]) from None
@@ -221,6 +221,89 @@ def _read_ragas(path: Path) -> list[dict[str, Any]]:
                 r[col] = _parse_list(r[col], path, col, line=first + i if suffix != ".json" else None)
         if isinstance(r.get("reference"), list):  # Ragas 0.1's ground_truths: a list of answers
             r["reference"] = " ".join(str(x) for x in r["reference"]) or None
+    return rows
+
+
+def _text(path: Path) -> str:
+    """The file as UTF-8 text; a file saved in another encoding (cp1252 by Excel, Latin-1) is named
+    with the line and column of its first byte that is not UTF-8, and how to save it as UTF-8."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(
+            [
+                Problem(
+                    str(path),
+                    f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at column {column} (the file was probably "
+                    "saved as cp1252 or Latin-1)",
+                    line=line,
+                    expected="UTF-8",
+                    hint="save it as UTF-8 (Excel: Save As > 'CSV UTF-8'; pandas: to_csv(..., encoding='utf-8')), "
+                    "or convert it: iconv -f cp1252 -t utf-8 FILE > FILE.utf8.csv",
+                )
+            ]
+        ) from None
+
+
+def _read_csv(path: Path) -> list[dict[str, Any]]:
+    """A CSV export's rows as text (Python's csv module, strict: a row cut off mid-field is named with
+    its line and field, where polars' reader stopped with a traceback)."""
+    import csv
+    import io
+
+    text = _text(path)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise InputError([Problem(str(path), f"not a CSV file: {exc}", line=1)]) from None
+    if not header:
+        raise InputError(
+            [Problem(str(path), "the export holds no sample", expected="a header and one row per sample")]
+        )
+    rows: list[dict[str, Any]] = []
+    start = 2
+    while True:
+        start = reader.line_num + 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            # Which field was open: the row's text from its first line, parsed leniently.
+            tail = "\n".join(text.splitlines()[start - 1 :])
+            partial = next(csv.reader(io.StringIO(tail)), [])
+            field = header[min(len(partial), len(header)) - 1] if partial else header[0]
+            raise InputError(
+                [
+                    Problem(
+                        str(path),
+                        f"the row ends inside a quoted field ({exc}): the file looks cut off mid-row",
+                        line=start,
+                        field=field,
+                        hint="export the file again, whole; or delete this last, partial row",
+                    )
+                ]
+            ) from None
+        if not any(c.strip() for c in cells):
+            continue
+        if len(cells) < len(header):
+            raise InputError(
+                [
+                    Problem(
+                        str(path),
+                        f"the row has {len(cells)} of the header's {len(header)} fields: the file looks cut off mid-row",
+                        line=start,
+                        field=header[len(cells)],
+                        hint="export the file again, whole; or delete this last, partial row",
+                    )
+                ]
+            )
+        # (an empty cell is a missing value, as polars' reader had it)
+        rows.append({k: (v if v != "" else None) for k, v in zip(header, cells, strict=False)})
     return rows
 
 

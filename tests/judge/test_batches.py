@@ -164,7 +164,10 @@ def test_two_batch_reruns_started_together_submit_each_question_once(env) -> Non
             for c in clients:
                 await c.close()
 
-    got = asyncio.run(both())
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:  # a thread of its own: an earlier test's loop may be running here
+        got = pool.submit(asyncio.run, both()).result()
     assert sorted(api.batch_attempts.values()) == [1, 1] and len(api.batches) == 1
     assert [sorted(v.qid for v in out) for out in got] == [qids, qids]
     assert all(v.ok for out in got for v in out)

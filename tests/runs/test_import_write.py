@@ -298,3 +298,40 @@ def test_a_ragas_score_that_is_not_a_number_is_an_error_not_a_dropped_score(tmp_
     assert (
         "bad.csv:3: error: field 'faithfulness': a score that is not a number" in err and "found abc" in err
     )
+
+
+@pytest.mark.parametrize(
+    ("content", "where", "says"),
+    [
+        # cut off inside a quoted field (a partial download, a crashed export)
+        (
+            b'question,answer,contexts,ground_truth\n"What?","It is","[""a""]","x"\n"Why?","Because',
+            ":3: error: field 'answer': the row ends inside a quoted field",
+            "export the file again, whole",
+        ),
+        # cut off between fields
+        (
+            b'question,answer,contexts,ground_truth\n"What?","It is","[""a""]","x"\n"Why?","Because"\n',
+            ":3: error: field 'contexts': the row has 2 of the header's 4 fields",
+            "delete this last, partial row",
+        ),
+        # saved by Excel as cp1252
+        (
+            'question,answer,contexts,ground_truth\n"Café?","It is","[""a""]","x"\n'.encode("cp1252"),
+            ":2: error: not UTF-8 text: byte 0xe9 at column 5",
+            "save it as UTF-8",
+        ),
+    ],
+    ids=["cut-in-field", "cut-between-fields", "cp1252"],
+)
+def test_a_broken_ragas_csv_is_named_with_line_field_and_fix(
+    tmp_path: Path, capsys, content: bytes, where: str, says: str
+) -> None:  # type: ignore[no-untyped-def]
+    from evalcore.cli import main
+
+    export = tmp_path / "ragas.csv"
+    export.write_bytes(content)
+    assert main(["import", "ragas", str(export), "--out", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert f"{export}{where}" in err and says in err and "Traceback" not in err
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("run.json"))
