@@ -137,15 +137,17 @@ def check_records(run_path: Path, frames: dict[str, pl.DataFrame], problems: Pro
             hint="keep one result per qid; a rerun of a question belongs in a new run",
         )
     retrieved = frames["retrieved"]
-    # Distinct (qid, chunk id) hashes counted first: no grouping at all (a first view pays this once
+    # A chunk twice in one ranked list: within one record (its line), so a qid written twice is the
+    # one error above, not one knock-on error per chunk of its list blaming the first line.
+    # Distinct (line, chunk id) hashes counted first: no grouping at all (a first view pays this once
     # per run), and a file with duplicates — or, never seen, two pairs sharing a hash — then pays for
     # the grouping that names them.
-    pair = pl.col("qid").hash(1) ^ pl.col("chunk_id").hash(2)
+    pair = pl.col("line").hash(1) ^ pl.col("chunk_id").hash(2)
     if retrieved.select(pair.n_unique()).item() == retrieved.height:
         return
     dup_chunks = (
-        retrieved.group_by("qid", "chunk_id")
-        .agg(pl.len(), pl.first("line"))
+        retrieved.group_by("line", "qid", "chunk_id")
+        .agg(pl.len())
         .filter(pl.col("len") > 1)
         .head(50)
     )

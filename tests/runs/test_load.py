@@ -12,7 +12,7 @@ import pytest
 
 from evalcore import InputError, load_runs, read_testset
 from evalcore.cli import main
-from helpers import case, write_jsonl
+from helpers import SAMPLE, case, write_jsonl
 
 
 def only_error(problems: list, severity: str = "error"):  # type: ignore[no-untyped-def]
@@ -726,3 +726,19 @@ def test_a_run_folder_answers_what_it_knows_while_it_reads_a_file(
         release.set()
         worker.join(10)
     assert list(folder.loaded()) == [ids[-1]]
+
+
+def test_a_qid_written_twice_is_one_error_naming_both_lines(tmp_path: Path) -> None:
+    """Not one knock-on "chunk id appears 2 times" error per chunk, blaming a line with no duplicate."""
+    import shutil
+
+    run = tmp_path / "r"
+    shutil.copytree(SAMPLE / "2026-10-05-bm25", run)
+    shutil.copy(SAMPLE / "testset.jsonl", tmp_path / "testset.jsonl")
+    lines = (run / "results.jsonl").read_text().splitlines()
+    (run / "results.jsonl").write_text("\n".join([*lines, lines[0]]) + "\n")
+    lr = load_runs(tmp_path)
+    assert [str(p) for p in lr.problems] == [
+        f"{run / 'results.jsonl'}:{len(lines) + 1}: error: field 'qid': duplicate qid 'hv-001' (first on line 1); "
+        "expected one result per question. Fix: keep one result per qid; a rerun of a question belongs in a new run"
+    ]
