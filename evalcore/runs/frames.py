@@ -146,10 +146,7 @@ def check_records(run_path: Path, frames: dict[str, pl.DataFrame], problems: Pro
     if retrieved.select(pair.n_unique()).item() == retrieved.height:
         return
     dup_chunks = (
-        retrieved.group_by("line", "qid", "chunk_id")
-        .agg(pl.len())
-        .filter(pl.col("len") > 1)
-        .head(50)
+        retrieved.group_by("line", "qid", "chunk_id").agg(pl.len()).filter(pl.col("len") > 1).head(50)
     )
     for row in dup_chunks.sort("line").iter_rows(named=True):
         problems.error(

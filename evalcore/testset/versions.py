@@ -16,6 +16,7 @@ from evalcore.runs.load import Run
 from evalcore.runs.testset import TestSet
 
 CHANGES = ("added", "removed", "relabeled", "edited")
+BOTH = "relabeled and edited"  # its labels and its text changed: a new question as much as a new label
 # What each field of a case is, for the diff: a change to a label field makes the question relabeled.
 LABEL_FIELDS = ("relevant", "evidence", "answerable")
 TEXT_FIELDS = ("question", "reference_answer", "tags", "split", "must_pass")
@@ -80,7 +81,8 @@ def _field_detail(field: str, a: Any, b: Any) -> str:
 
 def diff(old: TestSet, new: TestSet) -> pl.DataFrame:
     """Questions added, removed, relabeled (relevant chunks, grades, evidence or answerability
-    changed) or edited (text, reference answer, tags, split, must-pass), one row each, by qid."""
+    changed), edited (text, reference answer, tags, split, must-pass), or relabeled and edited, one
+    row each, by qid."""
     a, b = _cases(old), _cases(new)
     rows: list[dict[str, str]] = []
     for qid in sorted(set(b) - set(a)):
@@ -92,6 +94,7 @@ def diff(old: TestSet, new: TestSet) -> pl.DataFrame:
         if not changed:
             continue
         relabeled = any(f in LABEL_FIELDS for f in changed)
+        edited = any(f in TEXT_FIELDS for f in changed)
         detail = "; ".join(
             _relabel_detail(a[qid]["relevant"], b[qid]["relevant"])
             if f == "relevant"
@@ -101,12 +104,12 @@ def diff(old: TestSet, new: TestSet) -> pl.DataFrame:
         rows.append(
             {
                 "qid": qid,
-                "change": "relabeled" if relabeled else "edited",
+                "change": BOTH if relabeled and edited else "relabeled" if relabeled else "edited",
                 "fields": ", ".join(changed),
                 "detail": detail,
             }
         )
-    order = {c: i for i, c in enumerate(CHANGES)}
+    order = {c: i for i, c in enumerate(CHANGES)} | {BOTH: CHANGES.index("relabeled")}
     return (
         pl.DataFrame(rows, schema=DIFF_SCHEMA)
         .with_columns(pl.col("change").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
@@ -116,8 +119,10 @@ def diff(old: TestSet, new: TestSet) -> pl.DataFrame:
 
 
 def diff_counts(table: pl.DataFrame) -> dict[str, int]:
+    """Questions per kind of change; a question relabeled and edited counts in both."""
     counts = dict(table.group_by("change").len().iter_rows())
-    return {c: int(counts.get(c, 0)) for c in CHANGES}
+    both = int(counts.get(BOTH, 0))
+    return {c: int(counts.get(c, 0)) + (both if c in ("relabeled", "edited") else 0) for c in CHANGES}
 
 
 def answered_versions(runs: Iterable[Run]) -> pl.DataFrame:

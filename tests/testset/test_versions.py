@@ -53,3 +53,32 @@ def test_answered_versions_show_a_run_of_an_older_version(tmp_path: Path) -> Non
     table = answered_versions(load_runs(tmp_path / "runs").runs.values())
     assert table.height == 4 and not any(table["current"])  # every run answered the version before the edit
     assert table["answered"][0] != table["on_disk"][0]
+
+
+def test_a_question_whose_text_and_labels_both_change_is_relabeled_and_edited(tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in (SAMPLE / "testset.jsonl").read_text().splitlines()]
+    rows[1]["relevant"] = {"billing/plans#02": 1}
+    rows[1]["question"] = "What does the Team plan cost a year?"
+    out = tmp_path / "testset.v2.jsonl"
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    table = diff(read_testset(SAMPLE / "testset.jsonl"), read_testset(out))
+    (row,) = table.iter_rows(named=True)
+    assert row["change"] == "relabeled and edited" and row["fields"] == "relevant, question"
+    assert diff_counts(table) == {"added": 0, "removed": 0, "relabeled": 1, "edited": 1}
+
+
+def test_a_version_that_adds_many_questions_to_a_small_test_set_is_the_same_test_set(tmp_path: Path) -> None:
+    """Grouped by the questions they share with the smaller one, not with the larger."""
+    from evalcore.runs.groups import same_test_set
+
+    rows = [json.loads(line) for line in (SAMPLE / "testset.jsonl").read_text().splitlines()]
+    small, grown = tmp_path / "small.jsonl", tmp_path / "grown.jsonl"
+    small.write_text("".join(json.dumps(r) + "\n" for r in rows[:10]))
+    extra = [{**rows[0], "qid": f"new-{i}", "question": f"A new question {i}?"} for i in range(200)]
+    grown.write_text("".join(json.dumps(r) + "\n" for r in [*rows[:10], *extra]))
+    assert same_test_set(read_testset(small), read_testset(grown))
+    other = tmp_path / "other.jsonl"
+    other.write_text(
+        "".join(json.dumps({**r, "question": r["question"] + " (reworded)"}) + "\n" for r in rows[:10])
+    )
+    assert not same_test_set(read_testset(small), read_testset(other))
