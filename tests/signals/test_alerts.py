@@ -85,3 +85,16 @@ def test_the_planted_incident_in_the_sample_log() -> None:
     counts = daily_counts(log.interactions)
     down = counts.filter(pl.col("signal") == "thumbs down").sort("count", descending=True)
     assert str(down["start"][0].date()) in {"2026-11-19", "2026-11-20"}
+
+
+def test_a_recovery_after_an_incident_raises_no_fall() -> None:
+    """Alerting periods stay out of the next periods' baseline: after five days at 45 % (an index
+    problem, each an alert), the day back at the usual 10 % is compared with the quiet days before
+    the incident, not with the incident, so it is no "fall"."""
+    rng = np.random.default_rng(11)
+    n = [150] * 16
+    k = list(rng.binomial(150, 0.10, size=16))
+    k[8:13] = [68, 66, 70, 67, 69]  # five alert days
+    k[13] = 15  # recovered: the usual rate
+    alerts = detect(series(n, k))
+    assert [(a.kind, a.start) for a in alerts] == [("rise", f"2026-01-{d:02d}") for d in range(9, 14)]
