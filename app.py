@@ -82,7 +82,7 @@ if len(ids) > 1:
         if moved.height:
             st.info("**Moved (no better direction):** " + md_escape(tables.describe_moves(moved)))
         if not moves.height:
-            st.info("No metric moved significantly (Holm-corrected p < 0.05).")
+            st.info(f"No metric moved significantly (Holm-corrected p < {tables.SIGNIFICANT:g}).")
         st.caption(
             f"Paired on the {md_escape(cmp.note)}: these deltas can differ from the headline means below, "
             "which cover every question each run answered. Randomization test, Holm-corrected across metrics."
@@ -106,7 +106,7 @@ with left:
     st.markdown("**Headline metrics**")
     st.caption(
         f"Every question this run answered ({run.results.height}) · test set {run.testset.version} · mean "
-        "per question with a bootstrap 95% CI; n = the questions a metric applies to; a small slice (< 30) "
+        f"per question with a bootstrap 95% CI; n = the questions a metric applies to; a small slice (< {tables.SMALL}) "
         "is marked"
     )
     st.dataframe(

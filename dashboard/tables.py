@@ -13,8 +13,9 @@ from evalcore.comparison import STATUSES, SUMMARY_COLUMNS, Comparison, filter_qu
 from evalcore.metrics.catalogue import HEADLINE, metric_info
 from evalcore.question import question_choices
 from evalcore.runs.load import Run
-from evalcore.runs.testset import HELDOUT
+from evalcore.runs.testset import HELDOUT, is_heldout
 from evalcore.score import split_applicable
+from evalcore.stats import ALPHA, SMALL_SLICE
 
 __all__ = [
     "HEADLINE",
@@ -52,7 +53,8 @@ __all__ = [
     "with_sources",
 ]
 
-SIGNIFICANT = 0.05  # Holm-corrected p below this is marked ★
+SIGNIFICANT = ALPHA  # Holm-corrected p below this is marked ★ (evalcore.stats owns the level)
+SMALL = SMALL_SLICE  # a slice with fewer questions is marked †
 
 
 @dataclass(frozen=True)
@@ -238,7 +240,7 @@ def chart_defaults(available: list[str] | tuple[str, ...]) -> list[str]:
 
 
 def significant_moves(cmp: Comparison) -> pl.DataFrame:
-    """The metrics that moved significantly (Holm-corrected p < 0.05), regressions first, worst first;
+    """The metrics that moved significantly (Holm-corrected p < SIGNIFICANT), regressions first, worst first;
     with ``change`` in words: 'worse', 'better', or 'moved' for a rate with no direction. Judged
     metrics of runs judged by different judges are left out (the caller shows ``cmp.judge_change``)."""
     return (
@@ -541,4 +543,4 @@ def applicable(table: pl.DataFrame) -> pl.DataFrame:
 
 def heldout_qids(cases: pl.DataFrame) -> set[str]:
     """The held-out questions of a test set's cases (hidden from readers who may not see them)."""
-    return set(cases.filter(pl.col("split") == HELDOUT)["qid"].to_list())
+    return set(cases.filter(is_heldout())["qid"].to_list())

@@ -23,7 +23,7 @@ from evalcore.metrics.measures import Measure
 from evalcore.metrics.retrieval import rank
 from evalcore.runs.groups import describe_left_out, same_test_set, shared_questions
 from evalcore.runs.load import Run
-from evalcore.runs.testset import HELDOUT
+from evalcore.runs.testset import is_heldout
 from evalcore.score import metric_columns, score_run, slice_frame
 from evalcore.stats import SMALL_SLICE, bootstrap_ci, holm, paired_randomization_test
 
@@ -57,7 +57,7 @@ class Comparison:
     @property
     def n_heldout(self) -> int:
         """Held-out questions among those both runs answered (per-question views hide them by default)."""
-        return self.per_question.filter(pl.col("split") == HELDOUT).height
+        return self.per_question.filter(is_heldout()).height
 
     def question(self, qid: str) -> dict[str, Any] | None:
         """One question's row of :attr:`per_question` (None if both runs did not answer it)."""
@@ -351,5 +351,5 @@ def filter_questions(
     if answerable is not None:
         df = df.filter(pl.col("answerable") == answerable)
     if not include_heldout:
-        df = df.filter(pl.col("split") != HELDOUT)
+        df = df.filter(~is_heldout())
     return df

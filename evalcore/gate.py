@@ -30,6 +30,7 @@ import polars as pl
 
 from evalcore.comparison import Comparison
 from evalcore.metrics.catalogue import EPS, metric_info, retrieval_only
+from evalcore.stats import ALPHA
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, str]] = {
     "R@5": (0.02, "fail"),
@@ -56,7 +57,7 @@ class GatePolicy:
     rules: tuple[MetricRule, ...]
     must_pass_metrics: tuple[str, ...] = DEFAULT_MUST_PASS
     require_significance: bool = False
-    alpha: float = 0.05
+    alpha: float = ALPHA
     k: int = 5
 
     @property
@@ -108,7 +109,7 @@ class GatePolicy:
             rules=tuple(rules.values()),
             must_pass_metrics=must,
             require_significance=bool(gate.get("require_significance", False)),
-            alpha=float(gate.get("alpha", 0.05)),
+            alpha=float(gate.get("alpha", ALPHA)),
             k=int(gate.get("k", 5)),
         )
 

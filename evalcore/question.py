@@ -15,7 +15,7 @@ from evalcore.metrics.generation import context_chunks
 from evalcore.metrics.quotes import check_quotes
 from evalcore.metrics.retrieval import rank
 from evalcore.runs.load import Run
-from evalcore.runs.testset import HELDOUT
+from evalcore.runs.testset import is_heldout
 
 
 @dataclass(frozen=True)
@@ -128,4 +128,4 @@ def question_choices(cases: pl.DataFrame, *, include_heldout: bool, keep: str | 
     tuning overfits the prompt to the test set), except ``keep`` (a question a link already names)."""
     if include_heldout:
         return cases
-    return cases.filter((pl.col("split") != HELDOUT) | (pl.col("qid") == (keep or "")))
+    return cases.filter(~is_heldout() | (pl.col("qid") == (keep or "")))

@@ -97,7 +97,7 @@ if vs is None:
         "Darker is better, by each metric's direction and against the best mean the slice allows "
         "('max': P@k or judged@k where questions have fewer than k labeled chunks, R@k where they have more); grey: no better direction (no_answer); "
         "blank: the metric applies to no question of the slice. "
-        "† marks a slice of fewer than 30 questions (its mean is unreliable)."
+        f"† marks a slice of fewer than {tables.SMALL} questions (its mean is unreliable)."
     )
 
     def _keep_a_chart() -> None:  # clicking the selected segment would otherwise select nothing
@@ -153,7 +153,9 @@ if vs is None:
             yaxis_rangemode="tozero",
         )
         st.plotly_chart(bar, key="bd_bar")
-        st.caption("Hatched: a slice of fewer than 30 questions (its mean is unreliable); grey: no data.")
+        st.caption(
+            f"Hatched: a slice of fewer than {tables.SMALL} questions (its mean is unreliable); grey: no data."
+        )
     # A metric that does not apply to a slice (retrieval on unanswerable questions) has n = 0: it
     # shows as "–" in the chart and is left out of the table, where it would be a row of blanks.
     st.dataframe(
@@ -172,8 +174,8 @@ else:
         f"**{md_escape(frame.label(run_id))}** vs baseline **{md_escape(frame.label(vs))}** — mean paired delta per slice "
         f"on the {md_escape(pair.note)}; "
         "blue = better, red = worse (by each metric's direction); ★ = significant after Holm correction "
-        "across every cell (p < 0.05); † = fewer than 30 questions; blank: the metric applies to no question "
-        "of the slice."
+        f"across every cell (p < {tables.SIGNIFICANT:g}); † = fewer than {tables.SMALL} questions; blank: the "
+        "metric applies to no question of the slice."
     )
     fig = heatmap(
         tables.delta_grid(table, metrics),

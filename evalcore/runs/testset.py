@@ -42,6 +42,13 @@ BUILTIN_SLICES = ("type", "topic", "source", "split", "must_pass", "answerable")
 
 HELDOUT = "heldout"  # the split kept out of sight while tuning
 
+
+def is_heldout() -> pl.Expr:
+    """Rows of held-out questions (a frame with a ``split`` column): the one rule every view that
+    hides them — a picker, a question list, a count — filters by."""
+    return pl.col("split") == HELDOUT
+
+
 # Questions whose retrieval can be scored: answerable, with a relevant chunk to score it against.
 # (Answerable with no label is "not labeled yet": its answer is scored, its retrieval is not.)
 LABELED = pl.col("answerable") & (pl.col("n_relevant") > 0)
@@ -72,7 +79,7 @@ class TestSet:
     @property
     def n_heldout(self) -> int:
         """Questions of the held-out split (means include them; per-question views hide them by default)."""
-        return self.cases.filter(pl.col("split") == HELDOUT).height
+        return self.cases.filter(is_heldout()).height
 
     def tag_names(self) -> list[str]:
         """Every tag a result can be sliced by, built-in ones first."""

@@ -2,6 +2,7 @@
 Holm's correction). Imports no other evalcore module."""
 
 from evalcore.stats.resampling import (
+    ALPHA,
     BOOTSTRAP_EXACT_MAX,
     RANDOMIZATION_EXACT_MAX,
     SMALL_SLICE,
@@ -11,6 +12,7 @@ from evalcore.stats.resampling import (
 )
 
 __all__ = [
+    "ALPHA",
     "BOOTSTRAP_EXACT_MAX",
     "RANDOMIZATION_EXACT_MAX",
     "SMALL_SLICE",

@@ -13,6 +13,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 SMALL_SLICE = 30  # below this many questions a slice's mean is marked as unreliable
+# The significance level: a Holm-corrected p below it is significant — on the pages (★, "what
+# changed"), in `evalcore compare` and in the gate (whose policy file may set its own `alpha`).
+ALPHA = 0.05
 
 # Above these sizes the resampling distributions are normal to well within their own Monte Carlo
 # error, and the closed forms are used (tests/test_stats.py checks the agreement at the switch):
