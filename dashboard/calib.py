@@ -25,7 +25,7 @@ from evalcore.calibration.sessions import (
     order_for,
     preview,
 )
-from evalcore.judge.revision import judged_by
+from evalcore.judge.revision import RECORDED, judged_by
 from evalcore.store.labels import ItemRow, LabelRow, QuotaFull, SessionClosed, SessionRow
 
 KEYS = (
@@ -81,7 +81,7 @@ def judges_of(folder: str, run_id: str, key: Key) -> list[str]:
     """What a session on ``run_id`` can be made from: the run file's verdicts and each revision."""
     run = _run(folder, run_id, key)
     revs = store().revisions(run.run_id, run.results_sha256())
-    return ["recorded", *[str(r.id) for r in reversed(revs) if r.verdicts > r.failed]]
+    return [RECORDED, *[str(r.id) for r in reversed(revs) if r.verdicts > r.failed]]
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

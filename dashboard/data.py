@@ -22,6 +22,7 @@ from evalcore.comparison import incomparable
 from evalcore.errors import Problem, SetupError
 from evalcore.judge.client import Estimate
 from evalcore.judge.rerun import RerunReport
+from evalcore.judge.revision import LATEST, RECORDED, judged_by
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
 from evalcore.runs.groups import TestSetGroup, find_group, group_runs
 from evalcore.runs.load import RunEntry, RunFolder, parsed_before
@@ -166,14 +167,14 @@ def ceilings(folder: str, run_id: str, by: str | None, metrics: tuple[str, ...],
 
 @st.cache_resource(show_spinner="Comparing runs…", max_entries=32)
 def comparison(
-    folder: str, base: str, cand: str, k: int, key: Key, judge: str = "recorded", stamp: int = 0
+    folder: str, base: str, cand: str, k: int, key: Key, judge: str = RECORDED, stamp: int = 0
 ) -> Comparison:
     """Baseline vs candidate, with the verdicts ``judge`` names (``recorded``: the run files';
     ``latest``: each run's newest revision in the store, or its run file's when it has none — the
     comparison still says when the two sides' judges differ). ``stamp`` (the store's newest
     revision id) renews the cached comparison when a re-judge added a revision."""
     pair_runs = runs(folder, [base, cand], key)
-    revised = judged_runs(folder, [base, cand], key) if judge == "latest" else {}
+    revised = judged_runs(folder, [base, cand], key) if judge == LATEST else {}
     if not revised:
         return compare(
             pair_runs[base],
@@ -183,9 +184,7 @@ def comparison(
         )
     from evalcore.judge.revision import judged_by
 
-    pair = [
-        judged_by(store(), pair_runs[r], "latest") if r in revised else pair_runs[r] for r in (base, cand)
-    ]
+    pair = [judged_by(store(), pair_runs[r], LATEST) if r in revised else pair_runs[r] for r in (base, cand)]
     return compare(pair[0], pair[1], k=k)
 
 
@@ -230,7 +229,7 @@ def trend_table(folder: str, run_ids: tuple[str, ...], metrics: tuple[str, ...],
 
 
 def detail(
-    folder: str, run_id: str, qid: str, k: int, key: Key, judge: str = "recorded"
+    folder: str, run_id: str, qid: str, k: int, key: Key, judge: str = RECORDED
 ) -> QuestionDetail | None:
     """One question of one run, judged by ``judge`` (``recorded``: the run file's verdicts; else a
     revision id in the store). Not cached: one question's rows are a filter away (or one line of the
@@ -238,17 +237,13 @@ def detail(
     run = question_runs(folder, [run_id], qid, key).get(run_id)
     if run is None:
         return None
-    if judge != "recorded":
-        from evalcore.judge.revision import judged_by
-
-        run = judged_by(store(), run, judge)
-    return question_detail(run, qid, k=k)
+    return question_detail(judged_by(store(), run, judge), qid, k=k)  # ("recorded": the run itself)
 
 
 # ---- the judge: revisions in the store, and re-judging from the page
 
 
-def standing(folder: str, run_id: str, key: Key, judge: str = "recorded") -> Standing:
+def standing(folder: str, run_id: str, key: Key, judge: str = RECORDED) -> Standing:
     """Where a run's judge stands against people's labels (measured or not, corrected scores);
     kept until a label is added or a rerun adds verdicts."""
     return _standing(folder, run_id, key, judge, store().labels_stamp(), store().newest_revision_id())
@@ -257,11 +252,8 @@ def standing(folder: str, run_id: str, key: Key, judge: str = "recorded") -> Sta
 @st.cache_data(show_spinner=False, max_entries=64)
 def _standing(folder: str, run_id: str, key: Key, judge: str, labels_stamp: int, revs_stamp: int) -> Standing:
     from evalcore.calibration.report import standing as calibration_standing
-    from evalcore.judge.revision import judged_by
 
-    run = _run(folder, run_id, key)
-    if judge != "recorded":
-        run = judged_by(store(), run, judge)
+    run = judged_by(store(), _run(folder, run_id, key), judge)  # ("recorded": the run itself)
     # Corrected scores are aggregates over every person's labels (no one label is shown): the
     # same figure for every reader, so read as the server, not as the reader.
     return calibration_standing(_store(), run)
@@ -300,7 +292,7 @@ def revision_diff(folder: str, run_id: str, a: str, b: str, qid: str, key: Key) 
 
 def failed_verdict(revision: str, qid: str) -> Verdict | None:
     """This question's verdict in a revision when it failed (its reason is what the page shows)."""
-    if revision == "recorded":
+    if revision == RECORDED:
         return None
     return next((v for v in store().verdicts(int(revision)) if v.qid == qid and not v.ok), None)
 
@@ -380,6 +372,8 @@ def overview_table(loaded: Mapping[str, Run], run_ids: list[str]) -> pl.DataFram
 
 
 __all__ = [
+    "LATEST",
+    "RECORDED",
     "OverBudget",
     "SetupError",
     "across_runs",

@@ -354,7 +354,7 @@ def link_to_question(qid: str) -> None:
         st.markdown(f"[{text}](Question?{urlencode({'qid': qid})})")
 
 
-def judge_flag(frame: Frame, run_id: str, judge: str = "recorded") -> None:
+def judge_flag(frame: Frame, run_id: str, judge: str = data.RECORDED) -> None:
     """Under a run's judged scores: when its judge was never measured against people's labels,
     say so and how to measure it (the guide: re-check agreement whenever the judge changes)."""
     unmeasured = data.standing(frame.fkey, run_id, frame.key, judge).unmeasured

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Self
 import streamlit as st
 
 from dashboard import state
+from evalcore.judge.revision import LATEST, RECORDED
 
 Valid = Mapping[str, Callable[[Any], bool | str]]
 
@@ -146,7 +147,7 @@ class CompareView(View):
     answerable: str | None = _param("cmp_ans", expect="'yes' or 'no'")
     heldout: bool = _param("cmp_held", False, parse=_flag)
     qid: str | None = _param("cmp_qid")
-    judge: str = _param("cmp_judge", "recorded", expect="'recorded' or 'latest'")
+    judge: str = _param("cmp_judge", RECORDED, expect=f"'{RECORDED}' or '{LATEST}'")
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ class QuestionView(View):
     k: int = _param("q_k", DEFAULT_K, parse=int, expect=K_EXPECT)
     heldout: bool = _param("q_held", False, parse=_flag)
     run: str | None = _param("q_run")
-    judge: str = _param("q_judge", "recorded", expect="'recorded', 'latest' or a judge revision id")
+    judge: str = _param("q_judge", RECORDED, expect=f"'{RECORDED}', '{LATEST}' or a judge revision id")
 
 
 @dataclass(frozen=True)

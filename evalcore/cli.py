@@ -169,10 +169,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def _judged(run: Any, args: argparse.Namespace) -> Any:
     """The run under the judge revision ``--judge`` names (``recorded``: the run file's own)."""
-    which = getattr(args, "judge", None) or "recorded"
-    if which == "recorded":
+    from evalcore.judge.revision import RECORDED, coverage, judged_by, judged_verdicts
+
+    which = getattr(args, "judge", None) or RECORDED
+    if which == RECORDED:
         return run
-    from evalcore.judge.revision import coverage, judged_by, judged_verdicts
 
     with _store(args.store) as store:
         judged = judged_by(store, run, which)

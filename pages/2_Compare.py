@@ -45,7 +45,7 @@ complain(
             "status": lambda v: v in tables.STATUSES,
             "tag": _tag_ok,
             "answerable": lambda v: v in ("yes", "no"),
-            "judge": lambda v: v in ("recorded", "latest"),
+            "judge": lambda v: v in (data.RECORDED, data.LATEST),
         },
         base=ids[-2],
         cand=ids[-1],
@@ -72,15 +72,13 @@ if "cmp_judge_pending" in st.session_state:  # a re-judge just ran: show its rev
 if judged:
     st.selectbox(
         "Judge verdicts",
-        ["recorded", "latest"],
+        [data.RECORDED, data.LATEST],
         key="cmp_judge",
-        format_func=lambda j: (
-            "recorded (the run files')" if j == "recorded" else "latest revision of each run"
-        ),
+        format_func=lambda j: f"{j} (the run files')" if j == data.RECORDED else "each run's latest verdicts",
         help="Revisions come from `evalcore judge` or Re-judge below; both runs must have one for 'latest'.",
     )
-judge = st.session_state.get("cmp_judge", "recorded")
-if judge == "latest" and len(judged) < 2:
+judge = st.session_state.get("cmp_judge", data.RECORDED)
+if judge == data.LATEST and len(judged) < 2:
     missing = [frame.label(r) for r in (base, cand) if r not in judged]
     st.caption(
         md_escape(f"No judge revision yet for {', '.join(missing)}: its run file's verdicts are used.")
@@ -88,7 +86,7 @@ if judge == "latest" and len(judged) < 2:
 cmp = data.comparison(frame.fkey, base, cand, k, frame.key, judge, max(judged.values(), default=0))
 
 st.subheader("Summary")
-cand_judge = "latest" if judge == "latest" and cand in judged else "recorded"
+cand_judge = data.LATEST if judge == data.LATEST and cand in judged else data.RECORDED
 judge_flag(frame, cand, cand_judge)
 if cmp.judge_change:
     st.warning(md_escape(cmp.judge_change[0].upper() + cmp.judge_change[1:]), icon=":material/gavel:")
@@ -112,7 +110,7 @@ if cmp.judge_change:
             like=cand if cant is None else None,
             label="Re-judge the baseline" if cant is None else "Re-judge both runs",
         ):
-            st.session_state["cmp_judge_pending"] = "latest"
+            st.session_state["cmp_judge_pending"] = data.LATEST
             st.rerun()
 moves = tables.moves_by_change(tables.significant_moves(cmp))
 if "worse" in moves:
@@ -227,7 +225,7 @@ if auth.may("rejudge"):  # only for a role that may spend on the judge
         )  # fmt: skip
         targets = [base, cand] if which == "both" else [base] if which == "baseline" else [cand]
         if rejudge_panel(frame, targets, listed, "cmp_rejudge"):
-            st.session_state["cmp_judge_pending"] = "latest"
+            st.session_state["cmp_judge_pending"] = data.LATEST
             st.rerun()
 
 rows = event.selection.rows if event is not None else []

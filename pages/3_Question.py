@@ -46,7 +46,7 @@ complain(
             ),
             "k": lambda v: 1 <= v <= 100,
             "run": frame.run_ok,
-            "judge": lambda v: v in ("recorded", "latest") or v.isdigit(),
+            "judge": lambda v: v in (data.RECORDED, data.LATEST) or v.isdigit(),
         },
     ),
     frame,
@@ -132,7 +132,7 @@ run_id = st.session_state["q_run"]
 runs.load([run_id])  # the run shown is read whole (its judge's standing needs it): a broken one leaves
 # Whose verdicts: the run file's own ("recorded"), or a judge revision from the store.
 revs = data.revisions(frame.fkey, run_id, frame.key)
-judge_labels = {"recorded": "recorded (the run file's)"} | {
+judge_labels = {data.RECORDED: f"{data.RECORDED} (the run file's)"} | {
     str(r.id): f"revision {r.id} · {r.model} · {r.created[:16].replace('T', ' ')} · {r.verdicts} verdict(s)"
     + (f", {r.failed} failed" if r.failed else "")
     for r in revs
@@ -141,7 +141,7 @@ if "q_judge_pending" in st.session_state:  # a re-judge just made this revision
     st.session_state["q_judge"] = st.session_state.pop("q_judge_pending")
 wanted = st.session_state.get("q_judge")
 if wanted == "latest":  # a link's "the newest revision", whichever it is now
-    st.session_state["q_judge"] = str(revs[-1].id) if revs else "recorded"
+    st.session_state["q_judge"] = str(revs[-1].id) if revs else data.RECORDED
 elif wanted not in judge_labels:
     if wanted is not None:
         st.caption(
@@ -149,7 +149,7 @@ elif wanted not in judge_labels:
                 f"Judge revision {wanted} is not one of {frame.label(run_id)}'s: showing its recorded verdicts."
             )
         )
-    st.session_state["q_judge"] = "recorded"
+    st.session_state["q_judge"] = data.RECORDED
 judge = st.session_state["q_judge"]
 d = data.detail(frame.fkey, run_id, qid, k, frame.key, judge=judge)
 if d is None:  # (only if the run broke since the history above was made)

@@ -98,7 +98,7 @@ def new_session_form() -> None:
         judge = c2.selectbox(
             "Judge verdicts",
             calib.judges_of(frame.fkey, run_id, frame.key),
-            format_func=lambda j: "the run file's (recorded)" if j == "recorded" else f"revision {j}",
+            format_func=lambda j: f"the run file's ({j})" if j == data.RECORDED else f"revision {j}",
             key="cal_new_judge",
         )
         target = c3.selectbox(

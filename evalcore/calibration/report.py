@@ -314,7 +314,7 @@ class Standing:
 def standing(store: Store, run: Any) -> Standing:
     """Where ``run``'s judge (the run as shown: its run file's verdicts or a revision's) stands."""
     from evalcore.calibration.correct import corrected
-    from evalcore.judge.revision import judged_by
+    from evalcore.judge.revision import RECORDED, judged_by
     from evalcore.store.labels import judge_key
 
     key = judge_key(run.judge)
@@ -324,7 +324,7 @@ def standing(store: Store, run: Any) -> Standing:
     fixes: list[tuple[SessionRow, Any]] = []
     for s in store.sessions():
         same_file = s.run_id == run.run_id and s.results_sha256 == sha
-        if not (key and s.judge_key == key) and not (not key and same_file and s.judge == "recorded"):
+        if not (key and s.judge_key == key) and not (not key and same_file and s.judge == RECORDED):
             continue
         items = store.items(s.id)
         labels = store.labels(s.id)
@@ -332,7 +332,7 @@ def standing(store: Store, run: Any) -> Standing:
         if labeled:
             measuring.append((s, labeled))
         if same_file and labeled:
-            seen = run if s.judge == "recorded" and not key else judged_by(store, run, s.judge)
+            seen = run if s.judge == RECORDED and not key else judged_by(store, run, s.judge)
             c = corrected(seen, s, items, labels)
             if c is not None:
                 fixes.append((s, c))

@@ -222,7 +222,7 @@ def preview(cands: list[dict[str, Any]], spec: SessionSpec) -> str:
 
 def create(store: Store, run: Run, judge: str, spec: SessionSpec) -> int:
     """A new session in the store, from ``run`` as judge revision ``judge`` saw it; its id."""
-    from evalcore.judge.revision import judged_by
+    from evalcore.judge.revision import LATEST, RECORDED, judged_by
 
     if spec.labels_per_item < 1:
         msg = "labels per item must be at least 1"
@@ -243,8 +243,8 @@ def create(store: Store, run: Run, judge: str, spec: SessionSpec) -> int:
         "results_sha256": run.results_sha256(),
         "judge_key": judge_key(seen.judge),
         "judge": judge
-        if judge == "recorded"
-        else str(store.revisions(run.run_id)[-1].id if judge == "latest" else judge),
+        if judge == RECORDED
+        else str(store.revisions(run.run_id)[-1].id if judge == LATEST else judge),
         "target": spec.target,
         "sampling": spec.sampling,
         "seed": spec.seed,
