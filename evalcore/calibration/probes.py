@@ -41,7 +41,7 @@ from evalcore.judge.client import (
     judge_items,
     make_client,
 )
-from evalcore.metrics.quotes import find
+from evalcore.metrics.quotes import claim_key, scored_verdict
 from evalcore.runs.load import Run
 from evalcore.store import Store, Verdict
 from evalcore.store.labels import judge_key
@@ -77,28 +77,20 @@ class ProbeResult:
         return text
 
 
-def _norm(text: str | None) -> str:
-    return " ".join((text or "").lower().split())
-
-
 def _signature(v: Verdict, item: Item, claims: set[str] | None) -> dict[str, Any] | None:
     """What a flip is measured on: correctness and each (original) claim's verdict, raw and as
-    scored (SUPPORTED only with its quote in the chunk it names)."""
+    scored (SUPPORTED only with its quote in a chunk the generator was given: faithfulness's rule)."""
     if not v.ok or v.output is None:
         return None
-    texts = dict(item.chunks)
+    context = [text for _, text in item.chunks]  # the chunks the generator was given
     raw: dict[str, str] = {}
     scored: dict[str, str] = {}
     for c in v.output.get("claims", []):
-        key = _norm(c["claim"])
+        key = claim_key(c["claim"])
         if claims is not None and key not in claims:
             continue
         raw[key] = c["verdict"]
-        ok = c["verdict"] == "SUPPORTED" and c.get("quote") and c.get("chunk_id") in texts
-        ok = ok and find(c["quote"], [texts[c["chunk_id"]]]) is not None
-        scored[key] = (
-            "SUPPORTED" if ok else ("NOT_SUPPORTED" if c["verdict"] == "SUPPORTED" else c["verdict"])
-        )
+        scored[key] = scored_verdict(c["verdict"], c.get("quote"), context)
     return {"correctness": (v.output.get("correctness") or {}).get("verdict"), "raw": raw, "scored": scored}
 
 

@@ -19,16 +19,12 @@ from typing import Any
 
 from evalcore.calibration.agreement import UNSURE, Agreement, agreement, reference_label
 from evalcore.calibration.sessions import TARGETS
-from evalcore.metrics.quotes import find
+from evalcore.metrics.quotes import claim_key, scored_verdict
 from evalcore.store import Store
 from evalcore.store.labels import ANSWER_ITEM, ItemRow, SessionRow
 
 ALPHA_OK = 0.667  # Krippendorff's rule of thumb: below it, conclusions from the labels are tentative
 MIN_UNSUPPORTED = 30  # unsupported labels for a recall estimate worth reading
-
-
-def _norm(text: str | None) -> str:
-    return " ".join((text or "").lower().split())
 
 
 def judge_labels(
@@ -51,21 +47,15 @@ def judge_labels(
             out.append(o["correctness"]["verdict"])
         else:
             claim = next(
-                (c for c in o["claims"] if _norm(c["claim"]) == _norm(item.payload.get("claim"))), None
+                (c for c in o["claims"] if claim_key(c["claim"]) == claim_key(item.payload.get("claim"))),
+                None,
             )
             if claim is None:
                 out.append(None)
                 continue
-            verdict = claim["verdict"]
-            if verdict == "SUPPORTED":
-                texts = [
-                    c["text"]
-                    for c in item.payload.get("chunks", [])
-                    if c["chunk_id"] == claim.get("chunk_id")
-                ]
-                if not claim.get("quote") or find(claim["quote"], texts) is None:
-                    verdict = "NOT_SUPPORTED"
-            out.append(verdict)
+            # As faithfulness scores it: the quote in any chunk the generator was given.
+            context = [c["text"] for c in item.payload.get("chunks", [])]
+            out.append(scored_verdict(claim["verdict"], claim.get("quote"), context))
     return out
 
 

@@ -110,7 +110,8 @@ def candidates(run: Run, target: str) -> list[dict[str, Any]]:
         return out
     checked = check_quotes(run.claims, ctx)
     for row in checked.sort("qid", "claim_idx").iter_rows(named=True):
-        # The judge's verdict as it is scored: SUPPORTED only when its quote is in the chunk it names.
+        # The judge's verdict as it is scored: SUPPORTED only when its quote is in a chunk the
+        # generator was given (check_quotes, as faithfulness).
         verdict = row["verdict"]
         scored = "NOT_SUPPORTED" if verdict == "SUPPORTED" and not row["quote_found"] else verdict
         payload = base(row["qid"]) | {

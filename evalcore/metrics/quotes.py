@@ -158,6 +158,27 @@ def find(quote: str | None, texts: Sequence[str | None]) -> QuoteMatch | None:
     return best
 
 
+def claim_key(text: str | None) -> str:
+    """A claim's text as two judgings of one answer are matched by (case and spacing aside)."""
+    return " ".join((text or "").lower().split())
+
+
+def scored_verdict(verdict: str, quote: str | None, context: Sequence[str | None]) -> str:
+    """A claim's verdict as faithfulness scores it: SUPPORTED only when its quote is found in one of
+    the chunks the generator was given (``context``, whichever the judge named), else NOT_SUPPORTED;
+    any other verdict as it is. The one rule behind faithfulness, calibration labels against a
+    revision, and the probes' scored flips.
+
+    >>> scored_verdict("SUPPORTED", "kept for 90 days.", ["Other.", "Snapshots are kept for 90 days, then pruned."])
+    'SUPPORTED'
+    >>> scored_verdict("SUPPORTED", "kept for 30 days", ["Snapshots are kept for 90 days."])
+    'NOT_SUPPORTED'
+    """
+    if verdict != "SUPPORTED":
+        return verdict
+    return "SUPPORTED" if quote and find(quote, context) is not None else "NOT_SUPPORTED"
+
+
 def span(text: str | None, quote: str | None) -> QuoteMatch | None:
     """Where ``quote`` sits inside one ``text`` (exact or strict fuzzy), for highlighting.
 

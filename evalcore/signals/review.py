@@ -17,7 +17,7 @@ import polars as pl
 from evalcore.calibration.sessions import RUBRIC_VERSION, RUBRICS
 from evalcore.judge.client import Item, JudgeConfig
 from evalcore.judge.rerun import judge_into_revision
-from evalcore.metrics.quotes import find
+from evalcore.metrics.quotes import scored_verdict
 from evalcore.signals.alerts import review_sample
 from evalcore.signals.logs import Log
 from evalcore.store import Store
@@ -125,18 +125,14 @@ def create_review(
 
 def answer_verdict(output: dict[str, Any], chunks: list[dict[str, str]]) -> str | None:
     """A whole answer's faithfulness from the judge's claims, as scored: CONTRADICTED if a claim is;
-    else NOT_SUPPORTED if a claim is not supported — or is "SUPPORTED" with a quote that is not in the
-    chunk it names (the quotes module decides); else SUPPORTED. None: no factual claim to judge."""
+    else NOT_SUPPORTED if a claim is not supported — or is "SUPPORTED" with a quote found in none of
+    the chunks the answer was given (the quotes module's rule, as faithfulness); else SUPPORTED. None:
+    no factual claim to judge."""
     claims = output.get("claims") or []
     if not claims:
         return None
-    text = {c["chunk_id"]: c["text"] for c in chunks}
-    verdicts = []
-    for c in claims:
-        v = c.get("verdict")
-        if v == "SUPPORTED" and find(c.get("quote"), [text.get(c.get("chunk_id") or "", "")]) is None:
-            v = "NOT_SUPPORTED"
-        verdicts.append(v)
+    context = [c["text"] for c in chunks]
+    verdicts = [scored_verdict(str(c.get("verdict")), c.get("quote"), context) for c in claims]
     if "CONTRADICTED" in verdicts:
         return "CONTRADICTED"
     return "NOT_SUPPORTED" if "NOT_SUPPORTED" in verdicts else "SUPPORTED"

@@ -150,3 +150,25 @@ def test_a_span_points_at_the_original_text_of_the_quote(text: str, a: int, n: i
         return
     assert m is not None and m.kind == "exact"
     assert folded_quote in fold(text[m.start : m.end])[0]
+
+
+def test_one_quote_rule_everywhere_a_verdict_is_scored() -> None:
+    """Faithfulness accepts a quote found in any chunk the generator was given, whichever chunk the
+    judge named; so do a production review's answer verdict and the calibration and probe readings
+    (they looked only in the named chunk, with copies of their own)."""
+    from evalcore.metrics.quotes import scored_verdict
+    from evalcore.signals.review import answer_verdict
+
+    chunks = [
+        {"chunk_id": "a", "text": "Unrelated text about invoices."},
+        {"chunk_id": "b", "text": "Snapshots are kept for 90 days, then pruned."},
+    ]
+    claim = {
+        "claim": "Kept for 90 days",
+        "verdict": "SUPPORTED",
+        "quote": "kept for 90 days.",
+        "chunk_id": "a",
+    }
+    assert answer_verdict({"claims": [claim]}, chunks) == "SUPPORTED"
+    assert scored_verdict("SUPPORTED", claim["quote"], [c["text"] for c in chunks]) == "SUPPORTED"
+    assert answer_verdict({"claims": [{**claim, "quote": "kept for 30 days"}]}, chunks) == "NOT_SUPPORTED"
