@@ -13,7 +13,7 @@ import streamlit as st
 
 from dashboard import data, tables
 from dashboard.frame import complain, need_runs, setup, show_problems
-from dashboard.render import md_escape, plot_text, plot_texts
+from dashboard.render import agree, count, md_escape, plot_text, plot_texts
 from dashboard.views import OverviewView
 
 frame = setup("Overview", ":material/dashboard:", read_all=True)
@@ -34,8 +34,8 @@ complain(
 )
 if frame.other_runs:
     st.caption(
-        f"Showing the {len(ids)} run(s) of test set **{md_escape(frame.group.name if frame.group else '')}**; "
-        f"{frame.other_runs} other run(s) answer other test sets (pick one in the sidebar)."
+        f"Showing the {count(len(ids), 'run')} of test set **{md_escape(frame.group.name if frame.group else '')}**; "
+        f"{count(frame.other_runs, 'other run')} {agree(frame.other_runs, 'answers', 'answer')} other test sets (pick one in the sidebar)."
     )
 
 # The trend at the bottom needs every run scored: score them all at once (in parallel) before the
@@ -145,11 +145,13 @@ with right:
     st.markdown("**Judge:** " + (md_escape(judge) if judge else ":gray[not recorded in run.json]"))
     held = run.testset.n_heldout
     if held:
-        st.caption(f"Means include {held} held-out question(s); per-question views hide them by default.")
+        st.caption(
+            f"Means include {count(held, 'held-out question')}; per-question views hide them by default."
+        )
     unlabeled = run.testset.n_unlabeled
     if unlabeled:
         st.caption(
-            f"{unlabeled} answerable question(s) have no labeled chunk yet: their answers are scored, their "
+            f"{count(unlabeled, 'answerable question')} {agree(unlabeled, 'has', 'have')} no labeled chunk yet: their answers are scored, their "
             "retrieval is not (see n per metric)."
         )
 

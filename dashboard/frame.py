@@ -22,6 +22,7 @@ from evalcore import Run
 from evalcore.errors import Problem, redact
 from evalcore.runs.groups import TestSetGroup, find_group
 from evalcore.runs.load import RunEntry, RunFolder
+from evalcore.words import agree, count
 
 PAGES = [
     ("app.py", "Overview", ":material/dashboard:"),
@@ -67,7 +68,9 @@ class Runs(Mapping[str, Run]):
         unread = [r for r in wanted if r not in rf.loaded()]
         if not unread:
             return rf.load(wanted)
-        with st.spinner(f"Reading {len(unread)} run(s)…" if len(unread) > 1 else f"Reading {unread[0]}…"):
+        with st.spinner(
+            f"Reading {count(len(unread), 'run')}…" if len(unread) > 1 else f"Reading {unread[0]}…"
+        ):
             got = rf.load(wanted)
         self._frame.rerun_if_a_run_failed()
         return got
@@ -260,11 +263,11 @@ def setup(title: str, icon: str, *, charts: bool = True, read_all: bool = False)
             group = groups[0] if groups else None
             st.session_state["_frame_query"] = {}
         st.caption(f"Runs folder: {md_code(location)}")
-        st.caption(f"{len(entries)} run(s)")
+        st.caption(f"{count(len(entries), 'run')}")
         errors = [p for p in rf.problems if p.severity == "error"]
         if errors and entries:  # with no run at all, the page itself says so
             st.error(
-                f"{len(errors)} problem(s) keep some runs from loading — see Overview.",
+                f"{count(len(errors), 'problem')} {agree(len(errors), 'keeps', 'keep')} some runs from loading — see Overview.",
                 icon=":material/error:",
             )
         auth.sidebar(who)
@@ -288,8 +291,8 @@ def show_problems(frame: Frame) -> None:
     errors = [p for p in problems if p.severity == "error"]
     loaded = len(frame.entries)
     with st.expander(
-        f"{len(problems)} problem(s) with runs in this folder"
-        + (f" — the other {loaded} run(s) loaded" if loaded else " — no run loaded"),
+        f"{count(len(problems), 'problem')} with runs in this folder"
+        + (f" — {count(loaded, 'run')} loaded" if loaded else " — no run loaded"),
         expanded=bool(errors),
         icon=":material/report:",
     ):

@@ -15,6 +15,8 @@ import streamlit as st
 from dashboard.tables import Grid
 from evalcore.metrics.quotes import span
 from evalcore.question import QuestionDetail
+from evalcore.words import agree as agree  # (re-exported for the pages: pages import dashboard only)
+from evalcore.words import count as count
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$=&])")
 
@@ -109,7 +111,7 @@ def chunk_list(d: QuestionDetail, *, quotes: dict[str, list[str]] | None = None,
     for row in top:
         chunk_card(row, quotes=quotes, k=k)
     rest = len(rows) - len(top)
-    if rest and st.toggle(f"Show the {rest} chunk(s) below the top {k}", key=key):
+    if rest and st.toggle(f"Show the {count(rest, 'chunk')} below the top {k}", key=key):
         for row in rows[len(top) : len(top) + MORE_CHUNKS]:
             chunk_card(row, quotes=quotes, k=k)
         if rest > MORE_CHUNKS:

@@ -16,6 +16,7 @@ import polars as pl
 from evalcore._version import __version__
 from evalcore.errors import InputError, Problem, SetupError, redact
 from evalcore.store.audit import OverBudget
+from evalcore.words import agree, count
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -150,7 +151,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         ok = {r.path.resolve() for r in lr.runs.values()}
         failed = [f for f in found if f.resolve() not in ok]
         groups = group_runs(lr.runs.values(), p)
-        what = f"{loaded} of {len(found)} run(s) loaded" + (
+        what = f"{loaded} of {count(len(found), 'run')} loaded" + (
             f" ({len(groups)} test sets: "
             + "; ".join(f"{g.name}: {', '.join(g.run_ids)}" for g in groups)
             + ")"
@@ -162,7 +163,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     _print_problems(problems.items, sys.stdout)
     n_err, n_warn = len(problems.errors), len(problems.warnings)
     print(
-        f"{'OK' if not n_err else 'FAILED'}: {what or 'nothing loaded'}; {n_err} error(s), {n_warn} warning(s)"
+        f"{'OK' if not n_err else 'FAILED'}: {what or 'nothing loaded'}; {count(n_err, 'error')}, {count(n_warn, 'warning')}"
     )
     return EXIT_FAIL if n_err else EXIT_OK
 
@@ -272,7 +273,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
             )
         except KeyboardInterrupt:
             sys.stderr.write(
-                f"\ninterrupted: the {done[0]} verdict(s) that arrived are in the store, and any batch "
+                f"\ninterrupted: the {count(done[0], 'verdict')} that arrived are in the store, and any batch "
                 "submitted is remembered; run the same command again to judge the rest (what is done "
                 "comes from the cache, free)\n"
             )
@@ -319,20 +320,22 @@ def cmd_revisions(args: argparse.Namespace) -> int:
         a, b = args.diff
         with _store(args.store) as store:
             changed = diff(judged_by(store, run, a), judged_by(store, run, b))
-        print(f"{run.run_id}: verdicts of {a} → {b}, {changed.height} question(s) differ")
+        print(
+            f"{run.run_id}: verdicts of {a} → {b}, {count(changed.height, 'question')} {agree(changed.height, 'differs', 'differ')}"
+        )
         if changed.height:
             print(_table(changed, args.format if args.format != "table" else "table"))
         return EXIT_OK
     with _store(args.store) as store:
         revs = store.revisions(run.run_id)
     print(
-        f"{run.run_id}: 'recorded' (the judge output in the run file) and {len(revs)} revision(s) in {store.path}"
+        f"{run.run_id}: 'recorded' (the judge output in the run file) and {count(len(revs), 'revision')} in {store.path}"
     )
     for r in revs:
         stale = "" if r.results_sha256 == sha else "  (for an earlier version of the results file)"
         print(
             f"  {r.id:>4}  {r.created[:19]}  {r.model}  prompt {r.prompt_hash[:10]}  schema {r.schema_hash[:10]}"
-            f"  {r.verdicts} verdict(s), {r.failed} failed{stale}"
+            f"  {count(r.verdicts, 'verdict')}, {r.failed} failed{stale}"
             + (f"  by {r.created_by}" if r.created_by else "")
         )
     return EXIT_OK
@@ -353,7 +356,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 "target": pl.String, "detail": pl.String},
     )  # fmt: skip
     if args.format == "table":
-        print(f"{df.height} audit row(s) in {where}")
+        print(f"{count(df.height, 'audit row')} in {where}")
         if not df.height:
             return EXIT_OK
     print(_table(df, args.format))
@@ -392,7 +395,7 @@ def cmd_calibrate_create(args: argparse.Namespace) -> int:
         session = store.find_session(sid)
         assert session is not None
     print(
-        f"session {sid} ({session.name}): {session.items} item(s), {session.labels_per_item} label(s) each, "
+        f"session {sid} ({session.name}): {count(session.items, 'item')}, {count(session.labels_per_item, 'label')} each, "
         f"sampled {session.sampling}; label it on the dashboard's Calibration page"
     )
     return EXIT_OK
@@ -408,7 +411,7 @@ def cmd_calibrate_status(args: argparse.Namespace) -> int:
             for x in sessions:
                 print(
                     f"{x.id:>4}  {x.name}  {x.run_id} (judge {x.judge})  {x.target}, {x.sampling}: "
-                    f"{x.labels} of {x.items * x.labels_per_item} label(s)"
+                    f"{x.labels} of {count(x.items * x.labels_per_item, 'label')}"
                 )
             return EXIT_OK
         x = _session(store, args.session)
@@ -418,8 +421,8 @@ def cmd_calibrate_status(args: argparse.Namespace) -> int:
     for lb in labels:
         per[lb.labeler] = per.get(lb.labeler, 0) + 1
     print(
-        f"session {x.id} ({x.name}): {x.items} {x.target}, {x.labels_per_item} label(s) each; "
-        f"{len(labels)} label(s), {len(full)} item(s) complete"
+        f"session {x.id} ({x.name}): {x.items} {x.target}, {count(x.labels_per_item, 'label')} each; "
+        f"{count(len(labels), 'label')}, {count(len(full), 'item')} complete"
     )
     for who, n in sorted(per.items()):
         print(f"  {who}: {n}")
@@ -448,7 +451,9 @@ def cmd_calibrate_import(args: argparse.Namespace) -> int:
         stored, problems = import_labels(store, session, path.read_text(encoding="utf-8-sig"), fmt, str(path))
     for p in problems:
         print(p, file=sys.stderr)
-    print(f"{stored} label(s) imported into session {session.name}; {len(problems)} line(s) refused")
+    print(
+        f"{count(stored, 'label')} imported into session {session.name}; {count(len(problems), 'line')} refused"
+    )
     return EXIT_FAIL if problems else EXIT_OK
 
 
@@ -512,17 +517,17 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     for (x, y), k in a.pair_kappa.items():
         lines.insert(1, (f"labelers: kappa {x} / {y}", k))
     for name, e in lines:
-        print(f"  {name:<34} {e!s:<22} n={e.n}, {e.answers} answer(s)")
+        print(f"  {name:<34} {e!s:<22} n={e.n}, {count(e.answers, 'answer')}")
     print(f"  confusion (rows: people; columns: judge) {' / '.join(a.categories)}")
     for cat, counts in zip(a.categories, a.confusion, strict=True):
         print(f"    {cat:<16} {'  '.join(f'{c:>4}' for c in counts)}")
     if rep.unmatched:
         print(
-            f"  {rep.unmatched} item(s) the judge gave no verdict on (a claim it does not make) are left out"
+            f"  {count(rep.unmatched, 'item')} the judge gave no verdict on (a claim it does not make) {agree(rep.unmatched, 'is', 'are')} left out"
         )
     for slice_name, part in rep.by.items():
-        print(f"  {slice_name}: {part.items} item(s), AC1 {part.ac1}, percent {part.percent}")
-    print(f"{len(rep.disagreements)} disagreement(s); the dashboard's Calibration page lists them")
+        print(f"  {slice_name}: {count(part.items, 'item')}, AC1 {part.ac1}, percent {part.percent}")
+    print(f"{count(len(rep.disagreements), 'disagreement')}; the dashboard's Calibration page lists them")
     return EXIT_OK
 
 
@@ -672,7 +677,7 @@ def cmd_testset_remap(args: argparse.Namespace) -> int:
 
         run = _load_one(args.chunks)
         table, unplaced = chunks_located(run.retrieved, args.corpus)
-        print(f"{table.height} chunk(s) retrieved by {run.manifest.run_id} placed in {args.corpus}"
+        print(f"{count(table.height, 'chunk')} retrieved by {run.manifest.run_id} placed in {args.corpus}"
               + (f"; {len(unplaced)} could not be placed (no text, or not in its document)" if unplaced else ""))  # fmt: skip
     else:
         table = read_chunks(args.chunks)
@@ -682,7 +687,7 @@ def cmd_testset_remap(args: argparse.Namespace) -> int:
     print(f"wrote {args.out} (version {sha[:12]}): " + ", ".join(f"{n} {k}" for k, n in counts.items()))
     lost = result.unmapped
     if not lost.is_empty():
-        print(f"{lost.height} question(s) whose labels did not all carry over (kept, listed here):")
+        print(f"{count(lost.height, 'question')} whose labels did not all carry over (kept, listed here):")
         print(_table(lost, "table"))
     return EXIT_OK
 
@@ -738,7 +743,7 @@ def cmd_signals(args: argparse.Namespace) -> int:
             status = EXIT_FAIL if args.fail_on_alert else status
         if args.format == "json":
             continue
-        print(f"{path}: {df.height:,} question(s) read, {log.bad_lines} bad line(s) left out")
+        print(f"{path}: {count(df.height, 'question')} read, {count(log.bad_lines, 'bad line')} left out")
         if not df.height:
             print("  no usable question: an empty log usually means logging broke")
             continue
@@ -796,7 +801,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
             return EXIT_OK
         got = synthesize(store, ts.sha256, planned, config)
     print(
-        f"{got.queued} question(s) queued for review ({got.cached} from the cache) for {ts.path.name} "
+        f"{count(got.queued, 'question')} queued for review ({got.cached} from the cache) for {ts.path.name} "
         f"version {ts.version}; none is in the test set until a person accepts it (the Test set page's "
         f"Review view, then `evalcore testset write {args.testset}`)"
     )
@@ -829,7 +834,10 @@ def cmd_testset_queue(args: argparse.Namespace) -> int:
         return EXIT_OK
     counts = dict(table.group_by("status").len().iter_rows()) if rows else {}
     said = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    print(f"{ts.path.name} version {ts.version}: {len(rows)} candidate(s)" + (f" ({said})" if said else ""))
+    print(
+        f"{ts.path.name} version {ts.version}: {count(len(rows), 'candidate')}"
+        + (f" ({said})" if said else "")
+    )
     if rows:
         print(_table(table, "table"))
     return EXIT_OK
@@ -841,7 +849,7 @@ def cmd_testset_write(args: argparse.Namespace) -> int:
     with _store(args.store) as store:
         out, sha, added = write_accepted(store, args.testset, args.out, by=os.environ.get("USER"))
     print(
-        f"wrote {out} (version {sha[:12]}): {args.testset} plus {added} accepted case(s); the old file is untouched"
+        f"wrote {out} (version {sha[:12]}): {args.testset} plus {count(added, 'accepted case')}; the old file is untouched"
     )
     return EXIT_OK
 
@@ -874,7 +882,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         print(str(r))
         failed = r.detail.get("failed")
         if failed:
-            print(f"  {failed} judgment(s) failed and are left out")
+            print(f"  {count(failed, 'judgment')} failed and {agree(failed, 'is', 'are')} left out")
         variants = r.detail.get("by_variant", {})
         if len(variants) > 1:
             print("  " + "; ".join(f"{k}: {v['flips']} of {v['n']}" for k, v in variants.items()))

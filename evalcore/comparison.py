@@ -26,6 +26,7 @@ from evalcore.runs.load import Run
 from evalcore.runs.testset import is_heldout
 from evalcore.score import metric_columns, score_run, slice_frame
 from evalcore.stats import SMALL_SLICE, bootstrap_ci, holm, paired_randomization_test
+from evalcore.words import count
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Comparison:
     def note(self) -> str:
         """Which questions the comparison covers, in words (for every surface that shows its figures)."""
         n = self.per_question.height
-        text = f"{n} question(s) both runs answered"
+        text = f"{count(n, 'question')} both runs answered"
         if self.left_out:
             text += (
                 f" in both test set versions ({self.baseline.testset.version} → "

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from evalcore.words import count
+
 Severity = Literal["error", "warning"]
 
 
@@ -99,7 +101,7 @@ class InputError(ValueError):
         self.problems = problems
         shown = "\n".join(f"  {p}" for p in problems[:20])
         more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
-        super().__init__(f"{len(problems)} problem(s):\n{shown}{more}")
+        super().__init__(f"{count(len(problems), 'problem')}:\n{shown}{more}")
 
 
 def short(value: object, limit: int = 60) -> str:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard import data, tables
 from dashboard.frame import complain, judge_flag, need_runs, setup
-from dashboard.render import heatmap, md_escape, plot_text, plot_texts
+from dashboard.render import count, heatmap, md_escape, plot_text, plot_texts
 from dashboard.views import BreakdownView
 
 # One chart at a time: each plotly chart costs the browser about half a second to draw, and the
@@ -89,7 +89,7 @@ if table.height == 0:
     st.stop()
 held = run.testset.n_heldout
 if held:
-    st.caption(f"Aggregates include {held} held-out question(s). Slice by `split` to see them apart.")
+    st.caption(f"Aggregates include {count(held, 'held-out question')}. Slice by `split` to see them apart.")
 
 if vs is None:
     st.caption(

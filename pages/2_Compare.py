@@ -16,6 +16,7 @@ from dashboard.frame import (
 from dashboard.render import (
     chunks_side_by_side,
     claim_list,
+    count,
     md_code,
     md_escape,
     reference_md,
@@ -187,12 +188,12 @@ table = tables.filter_questions(
 hidden = cmp.n_heldout
 if not held and hidden:
     st.caption(
-        f"{hidden} held-out question(s) hidden ({'switch above' if may_held else 'admins can show them'}); "
+        f"{count(hidden, 'held-out question')} hidden ({'switch above' if may_held else 'admins can show them'}); "
         "the summary above and `evalcore compare` count them."
     )
 
 view = tables.compare_questions(cmp, table)
-st.caption(f"{view.height} question(s), worst regression first. Select a row to open it side by side.")
+st.caption(f"{count(view.height, 'question')}, worst regression first. Select a row to open it side by side.")
 # A question named by the link (or opened before) is selected in the table when the filters show it.
 open_qid = st.session_state.get("cmp_qid")
 shown_qids = view["qid"].to_list()
@@ -218,7 +219,7 @@ st.download_button(
 )
 listed = view["qid"].to_list()
 if auth.may("rejudge"):  # only for a role that may spend on the judge
-    with st.expander(f"Re-judge the {len(listed)} question(s) listed above", icon=":material/gavel:"):
+    with st.expander(f"Re-judge the {count(len(listed), 'question')} listed above", icon=":material/gavel:"):
         which = st.radio(
             "Runs", ["both", "baseline", "candidate"], horizontal=True, key="cmp_rejudge_runs",
             help="Both, so that the two sides are judged by the same judge and stay comparable.",

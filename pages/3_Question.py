@@ -12,6 +12,7 @@ from dashboard.frame import complain, judge_flag, need_runs, rejudge_key_field, 
 from dashboard.render import (
     chunk_list,
     claim_list,
+    count,
     md_escape,
     plot_text,
     plot_texts,
@@ -133,7 +134,9 @@ runs.load([run_id])  # the run shown is read whole (its judge's standing needs i
 # Whose verdicts: the run file's own ("recorded"), or a judge revision from the store.
 revs = data.revisions(frame.fkey, run_id, frame.key)
 judge_labels = {data.RECORDED: f"{data.RECORDED} (the run file's)"} | {
-    str(r.id): f"revision {r.id} · {r.model} · {r.created[:16].replace('T', ' ')} · {r.verdicts} verdict(s)"
+    str(
+        r.id
+    ): f"revision {r.id} · {r.model} · {r.created[:16].replace('T', ' ')} · {count(r.verdicts, 'verdict')}"
     + (f", {r.failed} failed" if r.failed else "")
     for r in revs
 }

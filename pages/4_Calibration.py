@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard import auth, calib, data
 from dashboard.frame import complain, need_runs, rejudge_key_field, setup
-from dashboard.render import highlighted, md_code, md_escape
+from dashboard.render import agree, count, highlighted, md_code, md_escape
 from dashboard.views import CalibrationView
 
 frame = setup("Calibration", ":material/balance:", charts=False)
@@ -62,7 +62,7 @@ if mode == "Probes":  # no session needed: probes measure the judge alone
 
         def tick(_: object) -> None:
             seen[0] += 1
-            bar.progress(min(1.0, seen[0] / max(1, probe_n * 4)), text=f"{seen[0]} judgment(s)")
+            bar.progress(min(1.0, seen[0] / max(1, probe_n * 4)), text=f"{count(seen[0], 'judgment')}")
 
         try:
             for result in calib.run_probes(
@@ -166,7 +166,7 @@ else:  # signed in: the labeler is the signed-in person (the store refuses any o
 CalibrationView.from_state().publish()
 st.caption(
     f"Judge: {'the run file' if session.judge == 'recorded' else 'revision ' + session.judge} · "
-    f"sampled {md_escape(session.sampling)} · {session.labels_per_item} label(s) per item · "
+    f"sampled {md_escape(session.sampling)} · {count(session.labels_per_item, 'label')} per item · "
     f"{session.labels} of {session.items * session.labels_per_item} labels made · rubric {md_escape(session.rubric_version)}"
     + (f" · opened by {md_escape(session.created_by)}" if session.created_by else "")
     + (f" · **closed** {md_escape(session.closed[:10])}" if session.closed else "")
@@ -223,12 +223,12 @@ if mode == "Label":
     if last and last["judge"] is None:  # a production review: no judge verdict to show yet
         st.success(f"Saved: you said **{last['label']}**.", icon=":material/check:")
     elif last:
-        agree = last["label"] == last["judge"]
+        agreed = last["label"] == last["judge"]
         text = f"Saved: you said **{last['label']}**; the judge said **{last['judge']}**" + (
-            " — you agree." if agree else " — you disagree."
+            " — you agree." if agreed else " — you disagree."
         )
-        (st.success if agree else st.warning)(
-            text, icon=":material/check:" if agree else ":material/compare_arrows:"
+        (st.success if agreed else st.warning)(
+            text, icon=":material/check:" if agreed else ":material/compare_arrows:"
         )
     msg = st.session_state.pop("cal_msg", None)
     if msg:
@@ -314,7 +314,7 @@ st.dataframe(
     },
 )
 if versus is not None:
-    st.markdown(f"**Two judges on the same {session.labels} human label(s)**")
+    st.markdown(f"**Two judges on the same {count(session.labels, 'human label')}**")
     st.dataframe(
         calib.judges_side_by_side(
             calib.report(session, None, None, frame.fkey, frame.key), rep, session.target
@@ -324,7 +324,11 @@ if versus is not None:
 st.caption(
     "CIs: bootstrap resampling whole answers (claims of one answer move together); judge-vs-people "
     "figures weighted back to the whole run when the session oversampled."
-    + (f" {rep.unmatched} item(s) this judge made no verdict on are left out." if rep.unmatched else "")
+    + (
+        f" {count(rep.unmatched, 'item')} this judge made no verdict on {agree(rep.unmatched, 'is', 'are')} left out."
+        if rep.unmatched
+        else ""
+    )
 )
 left, right = st.columns(2)
 with left:
@@ -389,7 +393,7 @@ upload = (
 if upload is not None and st.button("Import these labels", key="cal_import_go"):
     stored, problems = calib.import_file(session, upload.name, upload.getvalue())
     (st.warning if problems else st.success)(
-        md_escape(f"{stored} label(s) imported; {len(problems)} line(s) refused.")
+        md_escape(f"{count(stored, 'label')} imported; {count(len(problems), 'line')} refused.")
     )
     for p in problems[:50]:
         st.caption(md_escape(p))

@@ -9,7 +9,7 @@ import streamlit as st
 
 from dashboard import auth, data, health
 from dashboard.frame import complain, need_runs, rejudge_key_field, setup
-from dashboard.render import md_code, md_escape
+from dashboard.render import count, md_code, md_escape
 from dashboard.views import TESTSET_MODES, TestSetView
 
 frame = setup("Test set", ":material/checklist:")
@@ -59,7 +59,7 @@ if mode == "Coverage":
         )
     if cov.warnings:
         st.warning(
-            f"**{len(cov.warnings)} coverage gap(s)**\n\n"
+            f"**{count(len(cov.warnings), 'coverage gap')}**\n\n"
             + "\n".join(f"- {md_escape(w)}" for w in cov.warnings),
             icon=":material/warning:",
         )
@@ -180,7 +180,7 @@ elif mode == "Review":
                 except (data.SetupError, data.OverBudget, PermissionError) as exc:
                     st.error(md_escape(str(exc)))
                 else:
-                    st.success(f"{made.queued} question(s) queued ({made.cached} from the cache).")
+                    st.success(f"{count(made.queued, 'question')} queued ({made.cached} from the cache).")
                     for f in made.failed:
                         st.warning(md_escape(f))
     cands = health.queue(ts.sha256)
@@ -247,7 +247,7 @@ elif mode == "Review":
             st.error(md_escape(str(exc)))
             st.stop()
         st.success(
-            f"Wrote {md_code(out.name)} (version {md_code(sha[:12])}): {md_code(ts.path.name)} plus {added} case(s); "
+            f"Wrote {md_code(out.name)} (version {md_code(sha[:12])}): {md_code(ts.path.name)} plus {count(added, 'case')}; "
             "the old file is untouched."
         )
 

@@ -10,7 +10,7 @@ import streamlit as st
 
 from dashboard import auth, data, signals
 from dashboard.frame import complain, rejudge_key_field, setup
-from dashboard.render import md_code, md_escape
+from dashboard.render import count, md_code, md_escape
 from dashboard.views import SIGNALS_MODES, SignalsView
 
 frame = setup("Signals", ":material/monitoring:")
@@ -45,7 +45,9 @@ n = lg.interactions.height
 span = signals.span(lg)
 st.caption(f"{md_code(name)} · {n:,} questions · {span}")
 if lg.problems:
-    with st.expander(f"{lg.bad_lines} bad line(s) left out — the rest is shown", icon=":material/warning:"):
+    with st.expander(
+        f"{count(lg.bad_lines, 'bad line')} left out — the rest is shown", icon=":material/warning:"
+    ):
         for p in lg.problems:
             st.text(str(p))
 if not n:
@@ -205,7 +207,7 @@ else:  # Promote
     question = st.text_area("Question as it enters the test set", red.text, key=f"sig_q_{line}")
     unanswerable = st.checkbox("The documentation cannot answer it (unanswerable)", key=f"sig_unans_{line}")
     ids = signals.chunk_choices(chunks, frame)
-    with st.expander(f"The {chunks.height} chunk(s) it retrieved", icon=":material/description:"):
+    with st.expander(f"The {count(chunks.height, 'chunk')} it retrieved", icon=":material/description:"):
         for r in chunks.iter_rows(named=True):
             st.caption(f"{r['rank']}. {md_code(r['chunk_id'])} · score {r['score']}")
             if r.get("text"):
@@ -257,7 +259,7 @@ else:  # Promote
             st.error(md_escape(str(exc)))
             st.stop()
         st.success(
-            f"Wrote {md_code(out.name)} (version {md_code(sha[:12])}) with {added} new case(s); "
+            f"Wrote {md_code(out.name)} (version {md_code(sha[:12])}) with {count(added, 'new case')}; "
             f"{md_code(ts.path.name)} is untouched.",
             icon=":material/check:",
         )

@@ -8,6 +8,7 @@ import streamlit as st
 
 from dashboard import audit
 from dashboard.frame import setup
+from dashboard.render import count
 
 frame = setup("Audit", ":material/history_edu:", charts=False)
 if not audit.allowed():
@@ -31,6 +32,6 @@ action = f2.selectbox(
     "Action", [None, *audit.actions()], format_func=lambda a: "any" if a is None else a, key="au_action"
 )
 log = audit.log(actor, action)
-st.caption(f"{log.height} write(s), newest first")
+st.caption(f"{count(log.height, 'write')}, newest first")
 st.dataframe(log, hide_index=True)
 st.download_button("Audit log as CSV", audit.csv(log), "ragtriage-audit.csv", "text/csv", key="au_csv")

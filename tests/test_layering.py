@@ -19,6 +19,7 @@ from helpers import ROOT
 LAYERS: dict[str, int] = {
     "evalcore._version": 0,
     "evalcore.errors": 0,
+    "evalcore.words": 0,  # count words that agree with their numbers
     "evalcore.schema": 0,
     "evalcore.cache": 0,
     "evalcore.stats": 0,
@@ -41,6 +42,7 @@ LAYERS: dict[str, int] = {
 STANDALONE = {
     "evalcore._version",
     "evalcore.errors",
+    "evalcore.words",
     "evalcore.schema",
     "evalcore.cache",
     "evalcore.stats",

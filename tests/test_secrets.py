@@ -72,7 +72,7 @@ def test_a_store_password_and_an_api_key_never_leave_the_cli(tmp_path: Path, pg_
     codes = {name: code for name, code, _ in outputs}
     assert codes["audit"] == 0 and codes["judge"] == 2
     judged = outputs[2][2]
-    assert "2 question(s)" in judged and "failed hv-001: could not reach the API" in judged
+    assert "2 questions" in judged and "failed hv-001: could not reach the API" in judged
     for name, _, text in outputs:
         assert PASSWORD not in text, f"{name} printed the store's password:\n{text}"
         assert API_KEY not in text and API_KEY[:20] not in text, f"{name} printed the API key:\n{text}"

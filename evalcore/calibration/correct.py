@@ -31,6 +31,7 @@ from evalcore.calibration.sessions import candidates
 from evalcore.runs.load import Run
 from evalcore.schema import CORRECTNESS_SCORE
 from evalcore.store.labels import ItemRow, LabelRow, SessionRow
+from evalcore.words import count
 
 METRIC = {"claims": "faithfulness", "answers": "correctness"}
 Z95 = 1.959963984540054
@@ -49,7 +50,7 @@ class Corrected:
     def __str__(self) -> str:
         return (
             f"{self.metric} {self.judge:.2f} by the judge; {self.value:.2f} [{self.low:.2f}, {self.high:.2f}] "
-            f"corrected with {self.labels} human label(s)"
+            f"corrected with {count(self.labels, 'human label')}"
         )
 
 

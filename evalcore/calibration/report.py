@@ -22,6 +22,7 @@ from evalcore.calibration.sessions import TARGETS
 from evalcore.metrics.quotes import claim_key, scored_verdict
 from evalcore.store import Store
 from evalcore.store.labels import ANSWER_ITEM, ItemRow, SessionRow
+from evalcore.words import count
 
 ALPHA_OK = 0.667  # Krippendorff's rule of thumb: below it, conclusions from the labels are tentative
 MIN_UNSUPPORTED = 30  # unsupported labels for a recall estimate worth reading
@@ -275,7 +276,7 @@ def import_labels(
             )
         except QuotaFull:
             problems.append(
-                f"{where}:{n}: item {item.id} already has its {session.labels_per_item} label(s) from others"
+                f"{where}:{n}: item {item.id} already has its {count(session.labels_per_item, 'label')} from others"
             )
             continue
         stored += 1
@@ -295,7 +296,7 @@ class Standing:
 
     def lines(self) -> list[str]:
         out = [
-            f"measured against people in session {s.name} ({n} labeled item(s)): evalcore agreement {s.name}"
+            f"measured against people in session {s.name} ({count(n, 'labeled item')}): evalcore agreement {s.name}"
             for s, n in self.sessions
         ]
         return out + [str(c) + f" (session {s.name})" for s, c in self.corrected]

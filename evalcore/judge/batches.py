@@ -22,6 +22,7 @@ from typing import Any
 
 from evalcore.judge.client import Item, JudgeConfig, request, verdict_from
 from evalcore.store import Store, Verdict, holder_id
+from evalcore.words import count
 
 # The API's error types worth asking again: they say nothing about the request itself.
 RETRYABLE = {"overloaded_error", "rate_limit_error", "api_error", "timeout_error"}
@@ -164,7 +165,7 @@ async def _collect(
                 commit(Verdict(qid, r.custom_id, False, reason=why), revision_id)
                 continue
         else:  # expired (not processed within 24 h) or canceled
-            why = f"the batch request {res.type} ({config.batch_resubmits} resubmission(s))"
+            why = f"the batch request {res.type} ({count(config.batch_resubmits, 'resubmission')})"
         if final:
             commit(Verdict(qid, r.custom_id, False, reason=why), revision_id)
         else:

@@ -26,6 +26,7 @@ from evalcore.judge.prompt import SYSTEM, JudgeOutput, cache_key, prompt_hash, s
 from evalcore.metrics.generation import context_chunks
 from evalcore.runs.load import Run
 from evalcore.store import Store, Verdict, holder_id
+from evalcore.words import count
 
 # Pinned: a judge's model changes only when the configuration says so (and then its verdicts are
 # not comparable with the old ones).
@@ -229,7 +230,7 @@ class Estimate:
         how = "input tokens counted by the API" if self.counted else "local estimate: characters / 4"
         via = "; through Message Batches at batch prices" if self.batch else ""
         return (
-            f"{self.questions} question(s): {self.cached} in the cache (free), {todo} to judge; about "
+            f"{count(self.questions, 'question')}: {self.cached} in the cache (free), {todo} to judge; about "
             f"{self.input_tokens:,} input and {self.output_tokens:,} output tokens, ${self.dollars:.2f} "
             f"({how}; prices from the judge configuration{via})"
         )

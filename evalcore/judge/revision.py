@@ -24,6 +24,7 @@ from evalcore.runs.frames import CLAIMS_SCHEMA
 from evalcore.runs.load import Run
 from evalcore.schema import JudgeConfig
 from evalcore.store import Store, Verdict
+from evalcore.words import count
 
 RECORDED = "recorded"
 LATEST = "latest"
@@ -79,11 +80,11 @@ def coverage(run: Run, verdicts: list[Verdict]) -> str:
     failed = {v.qid for v in verdicts if not v.ok} - ok
     unjudged = answered - ok - failed
     no_answer = run.results.height - len(answered)
-    parts = [f"{len(ok & answered)} of {run.results.height} question(s) judged"]
+    parts = [f"{len(ok & answered)} of {count(run.results.height, 'question')} judged"]
     if failed:
-        parts.append(f"{len(failed)} failed judgment(s) (evalcore revisions shows why)")
+        parts.append(f"{count(len(failed), 'failed judgment')} (evalcore revisions shows why)")
     if unjudged:
-        parts.append(f"{len(unjudged)} answer(s) not judged by this judge")
+        parts.append(f"{count(len(unjudged), 'answer')} not judged by this judge")
     if no_answer:
         parts.append(f"{no_answer} without an answer to judge")
     return "; ".join(parts)

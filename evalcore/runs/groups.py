@@ -25,6 +25,7 @@ import polars as pl
 
 from evalcore.runs.load import Run, RunEntry
 from evalcore.runs.testset import TestSet
+from evalcore.words import count
 
 SAME_TEST_SET = 0.5  # share of the smaller version's (qid, text) pairs the other must hold
 
@@ -47,7 +48,7 @@ class TestSetGroup:
     @property
     def label(self) -> str:
         n = len(self.versions)
-        return f"{self.name} · {len(self.run_ids)} run(s)" + (f" · {n} versions" if n > 1 else "")
+        return f"{self.name} · {count(len(self.run_ids), 'run')}" + (f" · {n} versions" if n > 1 else "")
 
 
 def same_test_set(a: TestSet, b: TestSet) -> bool:
@@ -182,4 +183,4 @@ def describe_left_out(left_out: dict[str, int]) -> str:
     if not left_out:
         return ""
     total = sum(left_out.values())
-    return f"{total} question(s) left out: " + ", ".join(f"{n} {r}" for r, n in left_out.items())
+    return f"{count(total, 'question')} left out: " + ", ".join(f"{n} {r}" for r, n in left_out.items())

@@ -40,6 +40,7 @@ from evalcore.runs.jsonl import (
 from evalcore.runs.nested import frames_from_nested
 from evalcore.runs.testset import TestSet, read_testset
 from evalcore.schema import ResultRecord, RunManifest
+from evalcore.words import agree, count
 
 _TESTSET_LOCK = threading.Lock()
 
@@ -284,7 +285,7 @@ def _check_against_testset(
         ids = ", ".join(missing["qid"].head(5).to_list())
         problems.warning(
             run_path,
-            f"{missing.height} question(s) of the test set have no result in this run ({ids}"
+            f"{count(missing.height, 'question')} of the test set {agree(missing.height, 'has', 'have')} no result in this run ({ids}"
             f"{', ...' if missing.height > 5 else ''}); they are left out of this run's means",
             hint="comparisons use the questions both runs answered",
         )

@@ -14,6 +14,7 @@ import polars as pl
 
 from evalcore.errors import InputError, Problems
 from evalcore.metrics.retrieval import _groups, categorical, preload
+from evalcore.words import count
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def _split_lines(
             f"a {what} line must have {'at least ' if more_ok else ''}{n_fields} fields",
             line=row["line"],
             expected=example,
-            found=f"{len(row['parts'])} field(s): {row['raw'][:60]!r}",
+            found=f"{count(len(row['parts']), 'field')}: {row['raw'][:60]!r}",
         )
     if bad.height:
         return pl.DataFrame()

@@ -34,6 +34,7 @@ import polars as pl
 from scipy.stats import binom
 
 from evalcore.signals.logs import BEHAVIOURS
+from evalcore.words import count
 
 BASELINE = timedelta(days=7)  # the periods a period is compared with: those of the week before it
 MIN_BASELINE = 3  # periods needed before one is judged
@@ -117,7 +118,7 @@ def history_note(series: pl.DataFrame, baseline: timedelta = BASELINE) -> str | 
     """Why no period could be judged, when none could (too little history), else None."""
     if series.height <= MIN_BASELINE or int(series["questions"].sum()) < MIN_BASE_QUESTIONS:
         return (
-            f"too little history to judge: {series.height} period(s) and {int(series['questions'].sum())} "
+            f"too little history to judge: {count(series.height, 'period')} and {int(series['questions'].sum())} "
             f"question(s); an alert needs {MIN_BASELINE} earlier periods with {MIN_BASE_QUESTIONS}+ questions "
             f"within {baseline.days} days"
         )

@@ -23,6 +23,7 @@ from evalcore.metrics.refusal import REFUSAL_PATTERN
 from evalcore.runs.jsonl import field_path
 from evalcore.runs.testset import file_sha256
 from evalcore.schema import LogRecord
+from evalcore.words import count
 
 CHUNK = pl.Struct(
     {"chunk_id": pl.String, "score": pl.Float64, "source": pl.String, "doc_id": pl.String, "text": pl.String}
@@ -265,7 +266,7 @@ def read_log(path: str | Path) -> Log:
     bad_lines = len({p.line for p in errors if p.line is not None})
     listed = errors[:MAX_REPORTED]
     if len(errors) > MAX_REPORTED:
-        listed.append(Problem(str(path), f"... and {len(errors) - MAX_REPORTED} more problem(s)"))
+        listed.append(Problem(str(path), f"... and {count(len(errors) - MAX_REPORTED, 'more problem')}"))
     return Log(
         path=path,
         sha256=file_sha256(path),

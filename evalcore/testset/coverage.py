@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from evalcore.runs.testset import HELDOUT, LABELED, TestSet
+from evalcore.words import agree, count
 
 # The question types the guide names; a test set without one of them is warned about.
 GUIDE_TYPES = ("lookup", "comparison", "multi-hop", "identifier")
@@ -132,7 +133,7 @@ def _warnings(cov: Coverage, *, min_topic: int, expected_types: tuple[str, ...])
         thin = cov.slices["topic"].filter(pl.col("questions") < min_topic)
         for row in thin.sort("questions").iter_rows(named=True):
             out.append(
-                f"topic '{row['value']}' has {row['questions']} question(s), fewer than {min_topic}: "
+                f"topic '{row['value']}' has {count(row['questions'], 'question')}, fewer than {min_topic}: "
                 "its means are too wide to act on"
             )
     for name, table in cov.slices.items():
@@ -140,8 +141,8 @@ def _warnings(cov: Coverage, *, min_topic: int, expected_types: tuple[str, ...])
             continue
         for row in table.filter(pl.col("synthetic") > pl.col("real")).iter_rows(named=True):
             out.append(
-                f"{name} '{row['value']}': {row['synthetic']} synthetic question(s) outnumber "
-                f"{row['real']} real one(s) — synthetic questions flatter keyword retrieval"
+                f"{name} '{row['value']}': {count(row['synthetic'], 'synthetic question')} {agree(row['synthetic'], 'outnumbers', 'outnumber')} "
+                f"{count(row['real'], 'real one')} — synthetic questions flatter keyword retrieval"
             )
     if cov.unanswerable == 0:
         out.append(
@@ -152,11 +153,11 @@ def _warnings(cov: Coverage, *, min_topic: int, expected_types: tuple[str, ...])
         out.append(f'no held-out split: mark some questions "split": "{HELDOUT}" and keep them out of tuning')
     if cov.unlabeled:
         out.append(
-            f"{cov.unlabeled} answerable question(s) have no labeled chunk: their retrieval is not scored"
+            f"{count(cov.unlabeled, 'answerable question')} {agree(cov.unlabeled, 'has', 'have')} no labeled chunk: their retrieval is not scored"
         )
     missing_ref = cov.answerable_without_reference
     if missing_ref > 0:
         out.append(
-            f"{missing_ref} answerable question(s) have no reference answer: their correctness is not judged"
+            f"{count(missing_ref, 'answerable question')} {agree(missing_ref, 'has', 'have')} no reference answer: their correctness is not judged"
         )
     return out

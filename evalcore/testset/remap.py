@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from evalcore.errors import InputError, Problem, Problems
 from evalcore.runs.jsonl import iter_jsonl, validate_line
+from evalcore.words import count
 
 MIN_SHARE = 0.25
 MAX_PROBLEMS = 20  # a chunk table of the wrong shape fails on every line: the first ones say why
@@ -191,7 +192,10 @@ def remap(
                 note = "no evidence spans, and none of its chunk ids is in the new chunking: add evidence spans and remap"
                 new["answerable"] = True
             if len(kept) < len(old) and kept:
-                status, note = "partly mapped", f"no evidence spans; {len(old) - len(kept)} chunk id(s) gone"
+                status, note = (
+                    "partly mapped",
+                    f"no evidence spans; {count(len(old) - len(kept), 'chunk id')} gone",
+                )
             out.append(new)
             report.append(
                 {"qid": qid, "status": status, "old": old_s, "new": ", ".join(sorted(kept)), "note": note}

@@ -31,6 +31,7 @@ from evalcore.judge.prompt import inert
 from evalcore.store import Store
 from evalcore.testset.overlap import overlap
 from evalcore.testset.remap import read_corpus
+from evalcore.words import count
 
 PROMPT_VERSION = "synth-v1"
 KINDS = ("single", "multi", "unanswerable")
@@ -309,6 +310,6 @@ def estimate(planned: list[tuple[str, list[SourceChunk]]], config: JudgeConfig, 
     todo = [(k, c) for k, c in planned if store.candidate_by_key(_key(config, k, c)) is None]
     tokens_in, dollars = _cost(todo, config)
     return (
-        f"{len(planned)} question(s): {len(planned) - len(todo)} from the cache, {len(todo)} to write; about "
+        f"{count(len(planned), 'question')}: {len(planned) - len(todo)} from the cache, {len(todo)} to write; about "
         f"{tokens_in:,} input tokens, ${dollars:.2f} (local estimate: characters / 4; prices from the judge configuration)"
     )

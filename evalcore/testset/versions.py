@@ -14,6 +14,7 @@ import polars as pl
 
 from evalcore.runs.load import Run
 from evalcore.runs.testset import TestSet
+from evalcore.words import count
 
 CHANGES = ("added", "removed", "relabeled", "edited")
 BOTH = "relabeled and edited"  # its labels and its text changed: a new question as much as a new label
@@ -75,7 +76,9 @@ def _show(value: Any) -> str:
 
 def _field_detail(field: str, a: Any, b: Any) -> str:
     if field == "evidence":
-        return f"evidence: {len(a)} -> {len(b)} span(s)" if len(a) != len(b) else "evidence: spans moved"
+        return (
+            f"evidence: {len(a)} -> {count(len(b), 'span')}" if len(a) != len(b) else "evidence: spans moved"
+        )
     return f"{field}: {_show(a)} -> {_show(b)}"
 
 

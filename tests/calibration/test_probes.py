@@ -116,9 +116,7 @@ def test_the_cli_plans_then_probes_and_keeps_the_results(setup, capsys) -> None:
     db = str(store.path)
     assert main(["probe", str(run.path), "--probe", "position", "--n", "20", "--dry-run", "--store", db]) == 0
     out = capsys.readouterr().out
-    assert (
-        "20 question(s) x probes retest, position: at most 100 requests" in out and "nothing was sent" in out
-    )
+    assert "20 questions x probes retest, position: at most 100 requests" in out and "nothing was sent" in out
     assert sum(api.requests.values()) == 0
     assert main(["probe", str(run.path), "--probe", "position", "--n", "20", "--store", db]) == 0
     out = capsys.readouterr().out

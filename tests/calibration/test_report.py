@@ -165,12 +165,12 @@ def test_the_cli_creates_a_session_reports_agreement_and_moves_labels(
     assert "dry run: no session created" in capsys.readouterr().out
     assert main(["calibrate", "create", run_dir, "--name", "weekly", "--n", "40", "--store", db]) == 0
     out = capsys.readouterr().out
-    assert "40 of 216 claims" in out and "session 1 (weekly): 40 item(s), 2 label(s) each" in out
+    assert "40 of 216 claims" in out and "session 1 (weekly): 40 items, 2 labels each" in out
     with Store(db) as store:
         for item in store.items(1):
             store.submit_label(item.id, "ann", item.judge_label)
     assert main(["calibrate", "status", "weekly", "--store", db]) == 0
-    assert "40 label(s), 0 item(s) complete" in capsys.readouterr().out
+    assert "40 labels, 0 items complete" in capsys.readouterr().out
     assert main(["agreement", "weekly", "--store", db, "--resamples", "100"]) == 0
     out = capsys.readouterr().out
     assert "no item has two labels yet" in out and "percent agreement                  1.00" in out
@@ -181,6 +181,6 @@ def test_the_cli_creates_a_session_reports_agreement_and_moves_labels(
     exported = tmp_path / "labels.jsonl"
     exported.write_text(capsys.readouterr().out.replace('"ann"', '"bob"'))
     assert main(["calibrate", "import", "weekly", str(exported), "--store", db]) == 0
-    assert "40 label(s) imported into session weekly; 0 line(s) refused" in capsys.readouterr().out
+    assert "40 labels imported into session weekly; 0 lines refused" in capsys.readouterr().out
     assert main(["agreement", "nope", "--store", db]) == 2
     assert "no calibration session 'nope'" in capsys.readouterr().err

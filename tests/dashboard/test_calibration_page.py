@@ -117,7 +117,7 @@ def test_overview_flags_an_unmeasured_judge_then_shows_the_corrected_score(store
     shown = texts(at)
     assert "Agreement unmeasured" not in shown
     assert "Corrected for the judge's measured error: faithfulness 0.64 by the judge; " in shown
-    assert "corrected with 40 human label(s) (session m)" in shown
+    assert "corrected with 40 human labels (session m)" in shown
 
 
 def test_probes_run_from_the_page_with_a_typed_key_and_are_kept(
@@ -134,7 +134,7 @@ def test_probes_run_from_the_page_with_a_typed_key_and_are_kept(
         assert at.button(key="cal_probe_go").disabled, "no key yet"
         at.multiselect(key="cal_probes").set_value(["position"])
         at.number_input(key="cal_probe_n").set_value(10).run()
-        assert "10 question(s) x probes retest, position: at most" in texts(at)
+        assert "10 questions x probes retest, position: at most" in texts(at)
         at.text_input(key="cal_probe_key").input("sk-ant-page-typed-key").run()
         at.button(key="cal_probe_go").click().run()
         assert not at.exception, at.exception
@@ -180,7 +180,7 @@ def test_agreement_view_compares_two_judges_on_the_same_labels_and_moves_labels(
     assert at.selectbox(key="cal_judge").options == ["the session's judge", f"revision {rev}"]
     at.selectbox(key="cal_judge").select(str(rev)).run()
     assert not at.exception, at.exception
-    assert "Two judges on the same 60 human label(s)" in texts(at)
+    assert "Two judges on the same 60 human labels" in texts(at)
     both = at.dataframe[1].value
     assert list(both.columns) == ["statistic", "the session's judge (recorded)", f"revision {rev}"]
     assert at.query_params["judge"] == str(rev)

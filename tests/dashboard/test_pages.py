@@ -90,7 +90,7 @@ def test_overview_says_when_answerable_questions_have_no_labels(
         c["relevant"], c["answerable"] = {}, True
     path.write_text("".join(json.dumps(c) + "\n" for c in cases))
     at = open_page(monkeypatch, folder=runs_copy)
-    assert "3 answerable question(s) have no labeled chunk yet" in texts(at)
+    assert "3 answerable questions have no labeled chunk yet" in texts(at)
     shown = at.dataframe[0].value.set_index("metric")
     assert shown.loc["R@5", "n"] == 124 - 3 and shown.loc["correctness", "n"] == 124
 
@@ -116,7 +116,7 @@ def test_a_page_opened_first_reads_only_its_runs_and_steps_past_a_broken_latest_
     at = open_page(monkeypatch, "pages/1_Breakdown.py", folder=runs_copy)
     assert at.selectbox(key="bd_run").value == BASE, "the run before the broken one is shown"
     assert not any(latest in o for o in at.selectbox(key="bd_run").options)
-    assert any("1 problem(s) keep some runs from loading" in e.value for e in at.sidebar.error)
+    assert any("1 problem keeps some runs from loading" in e.value for e in at.sidebar.error)
     folder, _ = data.load(runs_copy)
     assert list(folder.loaded()) == [BASE], "a page of one run reads that run's file (and the broken one's)"
     at = open_page(monkeypatch, "pages/2_Compare.py", folder=runs_copy, base="2026-10-19-hybrid", cand=BASE)
@@ -150,7 +150,7 @@ def test_a_run_broken_off_the_questions_line_leaves_the_question_page_when_it_is
     at = open_page(monkeypatch, "pages/3_Question.py", folder=runs_copy, qid="hv-026")
     history = at.dataframe[0].value
     assert CAND not in list(history["run_id"]) and len(history) == 3, "the run shown is read whole, and left"
-    assert any("1 problem(s) keep some runs from loading" in e.value for e in at.sidebar.error)
+    assert any("1 problem keeps some runs from loading" in e.value for e in at.sidebar.error)
     assert "Retrieved chunks" in texts(at), "the page shows the newest run that loads"
 
 
@@ -313,7 +313,7 @@ def test_compare_hides_heldout_by_default_with_a_switch(monkeypatch: pytest.Monk
     )
     heldout = set(runs[BASE].testset.cases.filter(pl.col("split") == "heldout")["qid"])
     assert not heldout & set(at.dataframe[1].value["qid"])
-    assert "held-out question(s) hidden" in texts(at)
+    assert "held-out questions hidden" in texts(at)
     at.toggle(key="cmp_held").set_value(True).run()
     assert heldout <= set(at.dataframe[1].value["qid"])
 
@@ -496,7 +496,7 @@ def test_compare_across_two_versions_of_a_test_set_uses_the_unchanged_questions(
     assert "different test set" not in body
     cmp = compare(lr.runs[BASE], lr.runs[CAND])
     assert cmp.left_out == {"question text changed": 1, "labels changed": 2}
-    assert "3 question(s) left out: 1 question text changed, 2 labels changed" in body
+    assert "3 questions left out: 1 question text changed, 2 labels changed" in body
     assert at.dataframe[0].value["n"].max() == cmp.summary["n"].max()
 
 
@@ -579,7 +579,7 @@ def test_overview_names_what_changed_in_the_latest_run(monkeypatch: pytest.Monke
     at = open_page(monkeypatch)
     body = texts(at)
     assert "Significantly worse:** abstention -0.636 [-0.818, -0.455] (worse)" in body
-    assert "Paired on the 146 question(s) both runs answered" in body
+    assert "Paired on the 146 questions both runs answered" in body
     assert "Judge:** claude-opus-4-1 · prompt faithfulness-v3" in body
 
 
@@ -627,7 +627,7 @@ def test_a_trec_query_shows_its_top_k_and_the_rest_on_request(
     assert len(cards) == 3, "only the top k are drawn"
     assert "(none — the test set gives none)" in texts(at), "not called unanswerable: it is answerable"
     toggle = at.toggle(key="q_more")
-    assert f"Show the {n - 3} chunk(s) below the top 3" in toggle.label
+    assert f"Show the {n - 3} chunks below the top 3" in toggle.label
     toggle.set_value(True).run()
     cards = [m.value for m in at.markdown if m.value.startswith("**#")]
     assert len(cards) == n

@@ -27,8 +27,8 @@ def test_coverage_shows_counts_and_gaps(monkeypatch: pytest.MonkeyPatch) -> None
     at = page(SAMPLE, monkeypatch)
     assert [m.value for m in at.metric][:4] == ["146", "22", str(_must_pass()), "26"]
     seen = all_text(at)
-    assert "topic 'auth' has 1 question(s), fewer than 10" in seen
-    assert "type 'identifier': 46 synthetic question(s) outnumber 12 real one(s)" in seen
+    assert "topic 'auth' has 1 question, fewer than 10" in seen
+    assert "type 'identifier': 46 synthetic questions outnumber 12 real ones" in seen
     topic = next(df for df in at.dataframe if "billing" in df.value["value"].to_list())
     assert dict(zip(topic.value["value"], topic.value["questions"], strict=True))["billing"] == 29
 
@@ -105,7 +105,7 @@ def test_review_queue_write_accept_edit_discard_and_a_new_version(
         at.slider(key="ts_syn_unans").set_value(0.0).run()
         at.button(key="ts_syn_go").click().run()
         assert api.synth_requests == 4
-    assert any("4 question(s) queued" in s.value for s in at.success)
+    assert any("4 questions queued" in s.value for s in at.success)
     assert "4 waiting for review" in all_text(at).replace("*", "")
     assert any("borrows most of its words" in w.value for w in at.warning)  # the copycat writer
     at.text_input(key="ts_rev_who").input("ann").run()

@@ -45,7 +45,7 @@ def test_rejudge_a_question_from_the_page(tmp_path: Path, api) -> None:  # type:
     assert at.button(key="q_rejudge").disabled, "no key yet: nothing to send"
     assert any("No API key on the server" in c.value for c in at.caption)
     captions = [re.sub(r"\\(.)", r"\1", c.value) for c in at.caption]
-    assert any("1 question(s): 0 in the cache (free), 1 to judge" in c for c in captions)
+    assert any("1 question: 0 in the cache (free), 1 to judge" in c for c in captions)
     at.text_input(key="judge_key").input(KEY).run()
     at.button(key="q_rejudge").click().run()
     assert not at.exception, at.exception
@@ -104,7 +104,7 @@ def test_a_failed_rejudge_says_so_where_its_verdicts_are_shown(tmp_path: Path, a
     at.button(key="q_rejudge").click().run()
     assert not at.exception, at.exception
     judge = at.selectbox(key="q_judge")
-    assert judge.value == "1" and judge.format_func("1").endswith("1 verdict(s), 1 failed")
+    assert judge.value == "1" and judge.format_func("1").endswith("1 verdict, 1 failed")
     shown = "\n".join(re.sub(r"\\(.)", r"\1", w.value) for w in [*at.warning, *at.error])
     assert "The judge failed on this answer in revision 1: the judge refused to answer" in shown
 

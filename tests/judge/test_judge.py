@@ -169,8 +169,7 @@ def test_the_cli_judges_lists_revisions_and_scores_with_one(env, tmp_path: Path,
     assert main([*args, "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert (
-        "3 question(s): 0 in the cache (free), 3 to judge; about" in out
-        and "dry run: nothing was sent" in out
+        "3 questions: 0 in the cache (free), 3 to judge; about" in out and "dry run: nothing was sent" in out
     )
     assert sum(api.requests.values()) == 0 and api.counted == 3  # the dry run counted the input tokens
     assert main(args) == 1, "a failed judgment is a non-zero exit"
@@ -183,12 +182,12 @@ def test_the_cli_judges_lists_revisions_and_scores_with_one(env, tmp_path: Path,
     assert "failed q-cut: the judge's output was cut off at max_tokens" in out
     assert "judge errors caught by the quote check (SUPPORTED, quote not in the context): q-inject (2)" in out
     assert main([*args[:4], "--qids", "q-ok", "--dry-run"]) == 0
-    assert "1 question(s): 1 in the cache (free), 0 to judge" in capsys.readouterr().out
+    assert "1 question: 1 in the cache (free), 0 to judge" in capsys.readouterr().out
     assert main(["revisions", str(run.path), "--store", db]) == 0
     out = capsys.readouterr().out
     assert (
-        "'recorded' (the judge output in the run file) and 1 revision(s)" in out
-        and "3 verdict(s), 1 failed" in out
+        "'recorded' (the judge output in the run file) and 1 revision" in out
+        and "3 verdicts, 1 failed" in out
     )
     assert main(["metrics", str(run.path), "--store", db, "--judge", "1", "--format", "json"]) == 0
     means = {r["metric"]: r for r in json.loads(capsys.readouterr().out)}
@@ -336,7 +335,7 @@ def test_two_revisions_diff_per_question(env, tmp_path: Path, capsys) -> None:  
     db = tmp_path / "store.sqlite"
     assert main(["revisions", str(run.path), "--store", str(db), "--diff", "1", "2", "--format", "json"]) == 0
     out = capsys.readouterr().out
-    assert "verdicts of 1 → 2, 1 question(s) differ" in out and '"qid": "q-inject"' in out
+    assert "verdicts of 1 → 2, 1 question differs" in out and '"qid": "q-inject"' in out
     # The run file's own verdicts are a side too ('recorded': this run recorded none).
     assert diff(judged_by(store, run, "recorded"), judged_by(store, run, "1")).height == 2
 

@@ -158,13 +158,13 @@ def test_duplicate_qid_in_test_set(tmp_path: Path) -> None:
 
 def test_validate_command_exit_codes(runs_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(runs_copy)]) == 0
-    assert "OK: 4 of 4 run(s) loaded" in capsys.readouterr().out
+    assert "OK: 4 of 4 runs loaded" in capsys.readouterr().out
     break_results(runs_copy, BASE, 4, "{oops")
     assert main(["validate", str(runs_copy)]) == 1
     out = capsys.readouterr().out
     # The summary names the run that failed, not the ones that were fine.
     assert "results.jsonl:4: error" in out
-    assert f"FAILED: 3 of 4 run(s) loaded; failed: {BASE};" in out
+    assert f"FAILED: 3 of 4 runs loaded; failed: {BASE};" in out
 
 
 def test_validate_fails_on_a_folder_without_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -58,7 +58,7 @@ def test_too_little_history_says_so() -> None:
 
     short = series([40, 40], [5, 6])
     assert detect(short) == []
-    assert "too little history to judge: 2 period(s)" in (history_note(short) or "")
+    assert "too little history to judge: 2 periods" in (history_note(short) or "")
     assert history_note(series([120] * 10, [12] * 10)) is None
 
 

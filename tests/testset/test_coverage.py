@@ -36,12 +36,12 @@ def test_a_thin_test_set_gets_every_warning(tmp_path: Path) -> None:
     cov = coverage(read_testset(write_jsonl(tmp_path / "t.jsonl", rows)), min_topic=5)
     text = "\n".join(cov.warnings)
     assert "no comparison, multi-hop, identifier questions" in text
-    assert "topic 'billing' has 3 question(s), fewer than 5" in text
-    assert "type 'lookup': 2 synthetic question(s) outnumber 1 real one(s)" in text
+    assert "topic 'billing' has 3 questions, fewer than 5" in text
+    assert "type 'lookup': 2 synthetic questions outnumber 1 real one" in text
     assert "no unanswerable question" in text
     assert "no held-out split" in text
-    assert "1 answerable question(s) have no labeled chunk" in text
-    assert "1 answerable question(s) have no reference answer" in text
+    assert "1 answerable question has no labeled chunk" in text
+    assert "1 answerable question has no reference answer" in text
 
 
 def test_a_well_covered_slice_is_not_warned_about(tmp_path: Path) -> None:

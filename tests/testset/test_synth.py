@@ -54,7 +54,7 @@ def test_questions_are_queued_with_labels_and_never_paid_twice(api, tmp_path: Pa
     ts = read_testset(SAMPLE / "testset.jsonl")
     chunks = chunks_from_corpus(CORPUS)
     planned = plan(chunks, 10, multi=0.2, unanswerable=0.1, seed=2)
-    assert "10 question(s): 0 from the cache, 10 to write" in estimate(planned, JudgeConfig(), store)
+    assert "10 questions: 0 from the cache, 10 to write" in estimate(planned, JudgeConfig(), store)
     got = synthesize(store, ts.sha256, planned, JudgeConfig())
     assert got.queued == 10 and got.cached == 0 and got.failed == [] and api.synth_requests == 10
     queue = store.candidates(testset=ts.sha256, origin="synthetic")

@@ -169,7 +169,7 @@ def test_cli_compare_states_the_held_out_rule_the_dashboard_uses(capsys) -> None
     base, cand = SAMPLE / "2026-11-02-hybrid-rerank", SAMPLE / "2026-11-16-rerank-prompt-v2"
     assert main(["compare", str(base), str(cand), "--top", "200", "--permutations", "200"]) == 0
     out = capsys.readouterr().out
-    assert "on the 146 question(s) both runs answered" in out
+    assert "on the 146 questions both runs answered" in out
     assert "(all 146, 26 of them held-out)" in out
     assert "held-out questions not listed: add --include-heldout" in out
     listed = [line for line in out.splitlines() if line.startswith("│ hv-")]
@@ -193,8 +193,8 @@ def test_the_gate_across_two_test_set_versions_says_what_it_left_out(runs_copy: 
         ["gate", "--baseline", str(folder / base), "--candidate", str(folder / cand), "--permutations", "200"]
     )
     out = capsys.readouterr().out
-    assert "on the 143 question(s) both runs answered in both test set versions" in out
-    assert "3 question(s) left out: 1 question text changed, 2 labels changed" in out
+    assert "on the 143 questions both runs answered in both test set versions" in out
+    assert "3 questions left out: 1 question text changed, 2 labels changed" in out
 
 
 def test_cli_compare_csv_per_question_and_runs_of_unrelated_test_sets(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
