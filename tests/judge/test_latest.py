@@ -34,7 +34,7 @@ def test_a_partial_rejudge_refines_the_revision_it_follows(tmp_path: Path, monke
         second = rerun(run, store, CONFIG, qids=qids[:2])
         assert second.cached == 2  # (an unchanged judgment is never paid twice)
         other = rerun(
-            run, store, JudgeConfig(model="claude-test-2", timeout=5, max_retries=0), qids=qids[40:42]
+            run, store, JudgeConfig(model="claude-test-2", timeout=30, max_retries=1), qids=qids[40:42]
         )
         assert other.judged == 2
         # The newest revision is the other judge's: latest is its two questions, never mixed with
