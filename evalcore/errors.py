@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from evalcore.words import count
-
 Severity = Literal["error", "warning"]
 
 
@@ -101,7 +99,9 @@ class InputError(ValueError):
         self.problems = problems
         shown = "\n".join(f"  {p}" for p in problems[:20])
         more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
-        super().__init__(f"{count(len(problems), 'problem')}:\n{shown}{more}")
+        super().__init__(
+            f"problems in the input ({len(problems)}):\n{shown}{more}"
+        )  # (errors imports nothing)
 
 
 def short(value: object, limit: int = 60) -> str:

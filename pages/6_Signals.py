@@ -10,7 +10,7 @@ import streamlit as st
 
 from dashboard import auth, data, signals
 from dashboard.frame import complain, rejudge_key_field, setup
-from dashboard.render import count, md_code, md_escape
+from dashboard.render import agree, count, md_code, md_escape
 from dashboard.views import SIGNALS_MODES, SignalsView
 
 frame = setup("Signals", ":material/monitoring:")
@@ -248,7 +248,8 @@ else:  # Promote
     waiting = signals.pending(ts.path)
     st.divider()
     st.markdown(
-        f"**{waiting}** accepted case(s) wait to be written into a new version of {md_code(ts.path.name)}."
+        f"**{count(waiting, 'accepted case')}** {agree(waiting, 'waits', 'wait')} to be written into a new version "
+        f"of {md_code(ts.path.name)}."
     )
     if waiting and not auth.may("write_testset"):
         auth.locked("write_testset", "Writing a new test-set version")

@@ -101,7 +101,7 @@ def test_promote_a_question_with_an_email_address(runs: Path) -> None:
     assert any("Queued" in s.value for s in at.success)
     at.button(key="sig_promote").click().run()  # a second click does not queue it twice
     assert any("already accepted for this test set" in e.value for e in at.error)
-    assert "1 accepted case wait" in texts(at).replace("*", "")
+    assert "1 accepted case waits" in texts(at).replace("*", "")
     at.button(key="sig_write").click().run()
     assert any("testset.reviewed.jsonl" in s.value for s in at.success)
     new = read_testset(runs / "testset.reviewed.jsonl")
