@@ -32,6 +32,30 @@ class QuestionDetail:
     abstained: bool | None
     claims: pl.DataFrame  # claim, verdict, quote, chunk_id, quote_found, quote_match, quote_chunk
     result: dict[str, Any]  # latency, tokens, cost, error, correctness, relevance
+    tie_at_cutoff: str | None = None  # when tied scores decide whether a labeled chunk is in the top k
+
+
+def tie_at_cutoff(ranked: pl.DataFrame, k: int) -> str | None:
+    """Whether tied scores straddle the top-``k`` cutoff with a labeled chunk among them, in words:
+    which of the tied chunks count in P@k, R@k and nDCG@k is then decided by trec_eval's tie rule
+    (chunk id, descending), not by the system — a user should not read it as a model change.
+    ``ranked``: ``rank, chunk_id, score, grade`` (:func:`question_detail`'s chunks)."""
+    if ranked.height <= k:
+        return None
+    at = ranked.filter(pl.col("rank") == k)
+    if at.height == 0:
+        return None
+    score = at["score"][0]
+    tied = ranked.filter(pl.col("score") == score)
+    inside = tied.filter(pl.col("rank") <= k).height
+    labeled = tied.filter(pl.col("grade").fill_null(0) >= 1)["chunk_id"].to_list()
+    if inside == tied.height or not labeled:
+        return None
+    return (
+        f"{tied.height} chunks tie at score {score:g} across the top-{k} cutoff ({inside} inside, "
+        f"{tied.height - inside} outside), labeled {', '.join(labeled)} among them: trec_eval's rule orders "
+        "tied chunks by chunk id, so which of them are in the top k is not the system's doing"
+    )
 
 
 def question_detail(run: Run, qid: str, *, k: int = 5) -> QuestionDetail | None:
@@ -73,6 +97,7 @@ def question_detail(run: Run, qid: str, *, k: int = 5) -> QuestionDetail | None:
         labels=labels,
         chunks=ranked,
         missing_labeled=missing,
+        tie_at_cutoff=tie_at_cutoff(ranked, k),
         answer=row["answer"],
         abstained=row["abstained"],
         claims=claims.select(

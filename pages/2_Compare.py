@@ -283,6 +283,9 @@ if row["entered_top_k"]:
         f"Labeled chunk(s) that entered the top {k}: " + ", ".join(md_code(c) for c in row["entered_top_k"]),
         icon=":material/trending_up:",
     )
+for name_, d_ in (("Baseline", bd), ("Candidate", cd)):
+    if d_.tie_at_cutoff:  # tied scores, not the system, decide what is in the top k
+        st.caption(f":material/drag_handle: {name_}: " + md_escape(d_.tie_at_cutoff) + ".")
 link_to_question(qid)
 
 with st.expander("Metrics for this question"):

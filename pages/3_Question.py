@@ -267,4 +267,6 @@ with right:
         + (f"; the generator was given the top {context_k}" if context_k else "")
         + ")"
     )
+    if d.tie_at_cutoff:  # tied scores, not the system, decide what is in the top k
+        st.caption(":material/drag_handle: " + md_escape(d.tie_at_cutoff) + ".")
     chunk_list(d, quotes=quotes_by_chunk(d), k=k, key="q_more")
