@@ -27,6 +27,7 @@ from evalcore.question import QuestionDetail, question_across_runs, question_det
 from evalcore.runs.groups import TestSetGroup, find_group, group_runs
 from evalcore.runs.load import RunEntry, RunFolder, parsed_before
 from evalcore.runs.remote import is_remote, resolve
+from evalcore.runs.remote import runs_location as location_of
 from evalcore.score import ceilings as score_ceilings
 from evalcore.score import score_question, score_runs, trend
 from evalcore.store import OverBudget, Revision, Store, Verdict
@@ -34,8 +35,6 @@ from evalcore.store import OverBudget, Revision, Store, Verdict
 if TYPE_CHECKING:
     from evalcore.calibration.report import Standing
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_RUNS = ROOT / "sample_runs"
 Key = tuple[tuple[str, int, int], ...]
 
 
@@ -48,11 +47,10 @@ def runs_location() -> str:
     """``--runs DIR`` after ``--`` on the streamlit command line, else ``$RAGTRIAGE_RUNS``, else
     sample_runs/ — a folder, or a bucket URL (``s3://bucket/prefix``, ``gs://``, ``az://``)."""
     argv = sys.argv[1:]
-    if "--runs" in argv and argv.index("--runs") + 1 < len(argv):
-        given = argv[argv.index("--runs") + 1]
-    else:
-        given = os.environ.get("RAGTRIAGE_RUNS") or str(DEFAULT_RUNS)
-    return given if is_remote(given) else str(Path(given).resolve())
+    given = (
+        argv[argv.index("--runs") + 1] if "--runs" in argv and argv.index("--runs") + 1 < len(argv) else None
+    )
+    return location_of(given)
 
 
 def runs_folder() -> Path:

@@ -42,15 +42,16 @@ def _print_problems(problems: list[Problem], stream: Any = None) -> None:
 
 
 def _runs_env() -> str:
-    """``$RAGTRIAGE_RUNS`` (a folder or a bucket URL, read from its mirror), else sample_runs."""
-    from evalcore.runs.remote import is_remote, resolve
+    """The runs location (:func:`evalcore.runs.remote.runs_location`: ``$RAGTRIAGE_RUNS``, a folder
+    or a bucket URL read from its mirror, else the bundled sample runs)."""
+    from evalcore.runs.remote import is_remote, resolve, runs_location
 
-    env = os.environ.get("RAGTRIAGE_RUNS") or "sample_runs"
-    if is_remote(env):
-        loc = resolve(env)
+    where = runs_location()
+    if is_remote(where):
+        loc = resolve(where)
         _LOCATED.append(loc)
         return str(loc.root)
-    return env
+    return where
 
 
 def _load_one(path: str) -> Any:

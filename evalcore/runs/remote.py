@@ -36,6 +36,17 @@ from evalcore.errors import Problem, SetupError, redact
 SCHEMES = ("s3://", "gs://", "az://", "abfs://", "abfss://", "azure://")
 
 
+# The bundled sample runs, beside the package in a checkout (the README's first command opens them).
+SAMPLE_RUNS = Path(__file__).resolve().parents[2] / "sample_runs"
+
+
+def runs_location(given: str | None = None) -> str:
+    """Where the runs are, for the dashboard and every CLI verb alike: ``given`` (``--runs``), else
+    ``$RAGTRIAGE_RUNS``, else the bundled sample runs — a folder or a bucket URL."""
+    loc = given or os.environ.get("RAGTRIAGE_RUNS") or str(SAMPLE_RUNS)
+    return loc if is_remote(loc) else str(Path(loc).resolve())
+
+
 def is_remote(location: str | Path) -> bool:
     """Whether ``location`` is an object-storage URL rather than a local path."""
     return isinstance(location, str) and location.startswith(SCHEMES)

@@ -177,3 +177,20 @@ def test_the_dashboard_says_when_the_bucket_refuses_access(
     shown = re.sub(r"\\(.)", r"\1", error.value)
     assert "access to s3://locked/runs was refused (403): the credentials in the environment" in shown
     assert s3.SECRET not in shown
+
+
+def test_the_dashboard_and_the_cli_default_to_the_same_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """One owner for where the runs are: --runs, else $RAGTRIAGE_RUNS, else the bundled sample runs —
+    the same from any working folder (the CLI took sample_runs/ relative to the current folder)."""
+    import dashboard.data
+
+    monkeypatch.delenv("RAGTRIAGE_RUNS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["app.py"])
+    assert remote.runs_location() == str(SAMPLE) == dashboard.data.runs_location()
+    monkeypatch.setenv("RAGTRIAGE_RUNS", "s3://team/runs")
+    assert remote.runs_location() == "s3://team/runs" == dashboard.data.runs_location()
+    monkeypatch.setattr("sys.argv", ["app.py", "--runs", "elsewhere"])
+    assert dashboard.data.runs_location() == str(tmp_path / "elsewhere")
