@@ -1069,12 +1069,14 @@ def cmd_trec(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from evalcore.runs.importers import import_ragas, import_trec
+    from evalcore.runs.importers import import_ragas, import_ragchecker, import_trec
 
     ts = Path(args.testset) if args.testset else Path(args.out) / "testset.jsonl"
     existed = ts.exists()
     if args.source == "trec":
         folder = import_trec(args.qrels, args.run, args.out, run_id=args.run_id, testset=args.testset)
+    elif args.source == "ragchecker":
+        folder = import_ragchecker(args.file, args.out, run_id=args.run_id, testset=args.testset)
     else:
         folder = import_ragas(args.file, args.out, run_id=args.run_id, testset=args.testset)
     print(f"wrote {folder}; test set {ts}" + (" (already there, reused)" if existed else " (written)"))
@@ -1429,6 +1431,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--run-id", help="the run's folder name and id (default: the file's name)")
     r.add_argument("--testset", help=testset_help)
     r.set_defaults(func=cmd_import)
+    c = isub.add_parser(
+        "ragchecker",
+        help="RAGChecker's checking output (checking_outputs.json): its claims as judge output, its metrics as ext:",
+    )
+    c.add_argument("file", help="the checker's output JSON")
+    c.add_argument("--out", required=True, help=out_help)
+    c.add_argument("--run-id", help="the run's folder name and id (default: the file's name)")
+    c.add_argument("--testset", help=testset_help)
+    c.set_defaults(func=cmd_import)
     return p
 
 

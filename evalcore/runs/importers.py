@@ -210,7 +210,12 @@ def _read_ragas(path: Path) -> list[dict[str, Any]]:
                     "not a Ragas export: missing column(s) " + ", ".join(missing),
                     found="columns " + ", ".join(sorted(given)[:12]),
                     expected=", ".join(f"{c} (Ragas 0.1: {old[c]})" for c in missing),
-                    hint="export with Ragas' EvaluationResult.to_pandas().to_csv() or .to_json()",
+                    hint=(
+                        "this is RAGChecker's output: evalcore import ragchecker FILE --out DIR"
+                        if _read_ragchecker(path) is not None
+                        else "export with Ragas' EvaluationResult.to_pandas().to_csv() or .to_json(); for "
+                        "another tool's files, write runs with evalcore.RunWriter (docs/run-format.md)"
+                    ),
                 )
             ]
         )
@@ -424,6 +429,150 @@ def import_ragas(
         created=datetime.now(UTC),
         system={"imported_from": "ragas"},
         external_metrics={m: "ragas" for m in metric_cols},
+    ) as w:
+        for qid, rec in records:
+            w.add(qid, **rec)
+    return folder
+
+
+def _read_ragchecker(path: Path) -> list[dict[str, Any]] | None:
+    """RAGChecker's ``checking_outputs.json`` results (``{"results": [...]}`` with ``query_id``,
+    ``query``, ``response``, ``retrieved_context``, ``response_claims``…), or None if the file is
+    not one."""
+    if path.suffix.lower() != ".json":
+        return None
+    try:
+        data = json.loads(_text(path))
+    except ValueError:
+        return None
+    rows = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        return None
+    if not all("query" in r and "retrieved_context" in r for r in rows):
+        return None
+    return rows
+
+
+# RAGChecker's entailment of a response claim by each retrieved chunk, in our verdicts.
+# (a contradicted claim is not supported: run files keep SUPPORTED / NOT_SUPPORTED)
+_RAGCHECKER_VERDICTS = {"Entailment": "SUPPORTED", "Contradiction": "NOT_SUPPORTED"}
+
+
+def _ragchecker_claims(row: dict[str, Any], chunks: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The response's claims as stored judge output: SUPPORTED when RAGChecker's checker found a
+    retrieved chunk that entails the claim (that chunk's text is its quote, so evalcore's quote
+    check finds it), else NOT_SUPPORTED (naming the chunk that contradicts it, if one does) — so
+    faithfulness comes out as RAGChecker defines it (claims entailed by the retrieved context)."""
+    triplets = row.get("response_claims")
+    if triplets is None:
+        return None
+    checks = row.get("retrieved2response") or []
+    claims = []
+    for i, t in enumerate(triplets):
+        text = " ".join(str(x) for x in t) if isinstance(t, list) else str(t)
+        per_chunk = checks[i] if i < len(checks) and isinstance(checks[i], list) else []
+        verdict, chunk = "NOT_SUPPORTED", None
+        for want in ("Entailment", "Contradiction"):
+            j = next((j for j, v in enumerate(per_chunk) if v == want and j < len(chunks)), None)
+            if j is not None:
+                verdict, chunk = _RAGCHECKER_VERDICTS[want], chunks[j]
+                break
+        claims.append(
+            {
+                "claim": text or "(empty claim)",
+                "verdict": verdict,
+                "quote": chunk["text"] if chunk is not None and verdict == "SUPPORTED" else None,
+                "chunk_id": chunk["chunk_id"] if chunk is not None else None,
+            }
+        )
+    return claims
+
+
+def import_ragchecker(
+    path: str | Path, out: str | Path, *, run_id: str | None = None, testset: str | Path | None = None
+) -> Path:
+    """Write ``out/testset.jsonl`` (or reuse it, or use ``testset``) and ``out/<run_id>/`` from
+    RAGChecker's checking output: questions, responses, retrieved contexts, ground-truth answers,
+    its claim-level checks (as imported judge output) and its metrics (as external scores)."""
+    path, out = Path(path), Path(out)
+    rows = _read_ragchecker(path)
+    if rows is None:
+        raise InputError(
+            [
+                Problem(
+                    str(path),
+                    "not a RAGChecker output",
+                    expected='{"results": [{"query_id", "query", "response", "retrieved_context", ...}]}',
+                    hint="RAGChecker's checker writes it (checking_outputs.json); for any other tool, write "
+                    "runs with evalcore.RunWriter (docs/run-format.md)",
+                )
+            ]
+        )
+    rid = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in (run_id or path.stem))
+    folder = _run_folder(out, rid)
+    qid_of = (
+        _qids_by_text(Path(testset), [{"user_input": r["query"]} for r in rows], path)
+        if testset is not None
+        else None
+    )
+    metric_names = sorted({m for r in rows for m in (r.get("metrics") or {})})
+    cases, records = [], []
+    for i, r in enumerate(rows, start=1):
+        qid = qid_of[r["query"]] if qid_of is not None else f"rc-{r.get('query_id', i)}"
+        cases.append(
+            {
+                "qid": qid,
+                "question": r["query"],
+                "relevant": {},
+                "answerable": True,  # RAGChecker has no chunk labels: retrieval unscored, not scored 0
+                "reference_answer": r.get("gt_answer"),
+                "tags": {"type": "unknown", "topic": "unknown", "source": "real"},
+            }
+        )
+        # The retrieved contexts in their order (RAGChecker's checks are indexed by it); a chunk
+        # retrieved twice is listed once in the ranked list.
+        given = [c if isinstance(c, dict) else {"text": str(c)} for c in r.get("retrieved_context") or []]
+        ctx = [{"chunk_id": chunk_id_for(c.get("text") or ""), "text": c.get("text") or ""} for c in given]
+        chunks: dict[str, dict[str, Any]] = {}
+        for c, ref in zip(given, ctx, strict=True):
+            if ref["text"] and ref["chunk_id"] not in chunks:
+                chunks[ref["chunk_id"]] = {**ref, **({"doc_id": str(c["doc_id"])} if c.get("doc_id") else {})}
+        ext = {m: float(v) for m, v in (r.get("metrics") or {}).items() if _number(v)}
+        claims = _ragchecker_claims(r, ctx)
+        records.append(
+            (
+                qid,
+                {
+                    "retrieved": [
+                        {**c, "score": float(len(chunks) - j)} for j, c in enumerate(chunks.values())
+                    ],
+                    "answer": r.get("response"),
+                    "external_scores": ext,
+                    **({"judge": {"claims": claims, "model": "ragchecker"}} if claims is not None else {}),
+                },
+            )
+        )
+    if testset is None:
+        ts = out / "testset.jsonl"
+        _write_testset(
+            ts, [json.dumps(c, ensure_ascii=False) for c in cases], f"the output {path.name}", "question"
+        )
+    else:
+        ts = Path(testset)
+    with RunWriter(
+        folder,
+        testset=ts,
+        run_id=rid,
+        label=f"{rid} (imported from RAGChecker)",
+        notes=(
+            "Imported from RAGChecker: its response claims are the judge output (SUPPORTED where its checker "
+            "found a retrieved chunk entailing the claim), its metrics are external scores; no chunk labels, "
+            "so retrieval metrics are not computed."
+        ),
+        created=datetime.now(UTC),
+        system={"imported_from": "ragchecker"},
+        judge={"model": "ragchecker", "prompt_version": "ragchecker claim entailment"},
+        external_metrics={m: "ragchecker" for m in metric_names},
     ) as w:
         for qid, rec in records:
             w.add(qid, **rec)

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from evalcore import RunWriter, load_run, score_run
+from evalcore import RunWriter, load_run, read_testset, score_run
 from evalcore.cli import main
 from evalcore.metrics.retrieval import evaluate
 from evalcore.runs.trec import read_trec
@@ -335,3 +335,43 @@ def test_a_broken_ragas_csv_is_named_with_line_field_and_fix(
     err = capsys.readouterr().err
     assert f"{export}{where}" in err and says in err and "Traceback" not in err
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("run.json"))
+
+
+RAGCHECKER = (
+    Path(__file__).parents[1] / "data" / "ragchecker" / "checking_outputs.json"
+)  # shaped like its examples/
+
+
+def test_ragchecker_output_imports_with_its_claims_and_metrics(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """RAGChecker's checking output: questions, responses, retrieved contexts and ground truth become
+    a test set and a run; its claims are the run's judge output (faithfulness as it defines it:
+    claims a retrieved chunk entails) and its metrics stay apart as ext: scores."""
+    assert main(["import", "ragchecker", str(RAGCHECKER), "--out", str(tmp_path / "runs")]) == 0
+    run = load_run(tmp_path / "runs" / "checking_outputs")
+    assert run.manifest.judge is not None and run.manifest.judge.model == "ragchecker"
+    claims = run.claims.filter(pl.col("qid") == "rc-0").sort("claim_idx")
+    assert claims["claim"].to_list() == ["Nile is longest river in the world", "Nile flows into the Pacific"]
+    assert claims["verdict"].to_list() == ["SUPPORTED", "NOT_SUPPORTED"]
+    scores = score_run(run).sort("qid")
+    assert scores["faithfulness"].to_list() == [0.5, 1.0]
+    assert scores["ext:faithfulness"].to_list() == scores["faithfulness"].to_list()  # the same definition
+    assert scores["ext:hallucination"].to_list() == [0.5, 0.0]
+    ts = read_testset(tmp_path / "runs" / "testset.jsonl")
+    assert (
+        ts is not None
+        and ts.cases.filter(pl.col("qid") == "rc-1")["reference_answer"][0] == "Blue represents peace."
+    )
+    # Given to the Ragas importer, the file is recognised and pointed at the right one.
+    capsys.readouterr()
+    assert main(["import", "ragas", str(RAGCHECKER), "--out", str(tmp_path / "other")]) == 2
+    assert "this is RAGChecker's output: evalcore import ragchecker FILE --out DIR" in capsys.readouterr().err
+
+
+def test_a_file_from_another_tool_is_pointed_at_run_writer(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    other = tmp_path / "phoenix_spans.json"
+    other.write_text(json.dumps({"spans": [{"name": "retriever"}]}))
+    assert main(["import", "ragchecker", str(other), "--out", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert "not a RAGChecker output" in err and "evalcore.RunWriter (docs/run-format.md)" in err
+    assert main(["import", "ragas", str(other), "--out", str(tmp_path / "runs")]) == 2
+    assert "evalcore.RunWriter (docs/run-format.md)" in capsys.readouterr().err
