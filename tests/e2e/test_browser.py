@@ -200,6 +200,10 @@ def test_every_page_renders_without_an_exception(page, path: str) -> None:  # ty
         page.goto(url + path)
         wait_rendered(page)
         assert page.locator("[data-testid='stException']").count() == 0
+        # A team's product: no Deploy button, no developer menu (.streamlit/config.toml).
+        assert page.locator("[data-testid='stAppDeployButton']").count() == 0
+        assert page.get_by_role("button", name="Deploy").count() == 0
+        assert page.locator("[data-testid='stMainMenu']").count() == 0
 
 
 def test_a_folder_of_two_unrelated_imported_test_sets(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
