@@ -119,14 +119,16 @@ def frames_from_records(records: list[tuple[int, ResultRecord]]) -> dict[str, pl
     }
 
 
+def repeats(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """The rows whose ``keys`` an earlier line already had, each with ``first``: that line. The one
+    rule behind "duplicate qid" in a results file and "docno twice for a query" in a TREC file."""
+    return frame.with_columns(first=pl.col("line").min().over(keys)).filter(pl.col("line") != pl.col("first"))
+
+
 def check_records(run_path: Path, frames: dict[str, pl.DataFrame], problems: Problems) -> None:
     """Cross-record checks of the file alone, vectorised: duplicate qids and chunk ids."""
     results = frames["results"]
-    dup = (
-        results.with_columns(first=pl.col("line").min().over("qid"))
-        .filter(pl.col("line") != pl.col("first"))
-        .head(50)
-    )
+    dup = repeats(results, ["qid"]).head(50)
     for row in dup.iter_rows(named=True):
         problems.error(
             run_path,

@@ -14,6 +14,7 @@ import polars as pl
 
 from evalcore.errors import InputError, Problems
 from evalcore.metrics.retrieval import _groups, categorical, preload
+from evalcore.runs.frames import repeats
 from evalcore.words import count
 
 
@@ -244,10 +245,7 @@ def read_trec(qrels_path: str | Path, run_path: str | Path, *, will_score: bool 
     for frame, path, _what in ((q, qp, "qrels"), (r, rp, "run")):
         if frame.height == 0:
             continue
-        dup = frame.with_columns(first=pl.col("line").min().over("qid", "chunk_id")).filter(
-            pl.col("line") != pl.col("first")
-        )
-        for row in dup.head(20).iter_rows(named=True):
+        for row in repeats(frame, ["qid", "chunk_id"]).head(20).iter_rows(named=True):
             problems.error(
                 path,
                 f"docno '{row['chunk_id']}' appears twice for query '{row['qid']}' (first on line {row['first']})",
