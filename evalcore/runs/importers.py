@@ -90,6 +90,11 @@ def _same_questions(path: Path, text: str) -> bool:
     return old == new
 
 
+def _run_id(name: str) -> str:
+    """A run id from a name: what the manifest's pattern allows, anything else a dash."""
+    return "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in name)
+
+
 def _run_folder(out: Path, rid: str) -> Path:
     folder = out / rid
     if folder.exists():
@@ -110,8 +115,7 @@ def import_trec(
     files. Returns the run folder."""
     files = read_trec(qrels, run, will_score=False)
     out = Path(out)
-    rid = run_id or files.runid or Path(run).stem
-    rid = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in rid)
+    rid = _run_id(run_id or files.runid or Path(run).stem)
     folder = _run_folder(out, rid)
     ts = Path(testset) if testset is not None else out / "testset.jsonl"
     # Written whole with polars (a JSON object with data-named keys, "relevant", is built as text from
@@ -348,8 +352,7 @@ def import_ragas(
     Ragas results export."""
     path, out = Path(path), Path(out)
     rows = _read_ragas(path)
-    rid = run_id or path.stem
-    rid = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in rid)
+    rid = _run_id(run_id or path.stem)
     folder = _run_folder(out, rid)
     problems = []
     for i, r in enumerate(rows, start=1):
@@ -406,13 +409,6 @@ def import_ragas(
                 },
             )
         )
-    if testset is None:
-        ts = out / "testset.jsonl"
-        _write_testset(
-            ts, [json.dumps(c, ensure_ascii=False) for c in cases], f"the export {path.name}", "question"
-        )
-    else:
-        ts = Path(testset)
     notes = None
     if not labeled:
         notes = (
@@ -420,15 +416,43 @@ def import_ragas(
             "metrics are not computed (the questions count as answerable, with no labels); use the external "
             "Ragas scores, or add labels to testset.jsonl."
         )
+    return _write_import(
+        out, folder, rid, testset, cases, records, f"the export {path.name}", "Ragas", notes=notes,
+        external=metric_cols,
+    )  # fmt: skip
+
+
+def _write_import(
+    out: Path,
+    folder: Path,
+    rid: str,
+    testset: str | Path | None,
+    cases: list[dict[str, Any]],
+    records: list[tuple[str, dict[str, Any]]],
+    source: str,
+    tool: str,
+    *,
+    notes: str | None,
+    external: list[str],
+    judge: dict[str, Any] | None = None,
+) -> Path:
+    """An import's test set (``out/testset.jsonl``, written or reused, unless ``testset`` is given)
+    and its run folder, written by RunWriter: the same for every tool's files."""
+    if testset is None:
+        ts = out / "testset.jsonl"
+        _write_testset(ts, [json.dumps(c, ensure_ascii=False) for c in cases], source, "question")
+    else:
+        ts = Path(testset)
     with RunWriter(
         folder,
         testset=ts,
         run_id=rid,
-        label=f"{rid} (imported from Ragas)",
+        label=f"{rid} (imported from {tool})",
         notes=notes,
         created=datetime.now(UTC),
-        system={"imported_from": "ragas"},
-        external_metrics={m: "ragas" for m in metric_cols},
+        system={"imported_from": tool.lower()},
+        judge=judge,
+        external_metrics=dict.fromkeys(external, tool.lower()),
     ) as w:
         for qid, rec in records:
             w.add(qid, **rec)
@@ -508,7 +532,7 @@ def import_ragchecker(
                 )
             ]
         )
-    rid = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in (run_id or path.stem))
+    rid = _run_id(run_id or path.stem)
     folder = _run_folder(out, rid)
     qid_of = (
         _qids_by_text(Path(testset), [{"user_input": r["query"]} for r in rows], path)
@@ -552,31 +576,16 @@ def import_ragchecker(
                 },
             )
         )
-    if testset is None:
-        ts = out / "testset.jsonl"
-        _write_testset(
-            ts, [json.dumps(c, ensure_ascii=False) for c in cases], f"the output {path.name}", "question"
-        )
-    else:
-        ts = Path(testset)
-    with RunWriter(
-        folder,
-        testset=ts,
-        run_id=rid,
-        label=f"{rid} (imported from RAGChecker)",
-        notes=(
-            "Imported from RAGChecker: its response claims are the judge output (SUPPORTED where its checker "
-            "found a retrieved chunk entailing the claim), its metrics are external scores; no chunk labels, "
-            "so retrieval metrics are not computed."
-        ),
-        created=datetime.now(UTC),
-        system={"imported_from": "ragchecker"},
-        judge={"model": "ragchecker", "prompt_version": "ragchecker claim entailment"},
-        external_metrics={m: "ragchecker" for m in metric_names},
-    ) as w:
-        for qid, rec in records:
-            w.add(qid, **rec)
-    return folder
+    notes = (
+        "Imported from RAGChecker: its response claims are the judge output (SUPPORTED where its checker "
+        "found a retrieved chunk entailing the claim), its metrics are external scores; no chunk labels, "
+        "so retrieval metrics are not computed."
+    )
+    judge = {"model": "ragchecker", "prompt_version": "ragchecker claim entailment"}
+    return _write_import(
+        out, folder, rid, testset, cases, records, f"the output {path.name}", "RAGChecker", notes=notes,
+        external=metric_names, judge=judge,
+    )  # fmt: skip
 
 
 def _number(v: Any) -> bool:
