@@ -249,7 +249,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
         def progress(v: Any) -> None:
             done[0] += 1
-            sys.stderr.write(f"\r{done[0]}/{len(items)} judged")
+            sys.stderr.write(f"\r{done[0]}/{len(items)} answered by the judge or the cache")
             sys.stderr.flush()
 
         def batch_event(batch_id: str, event: str) -> None:
@@ -298,7 +298,21 @@ def cmd_judge(args: argparse.Namespace) -> int:
         flagged = _flagged(run, store, report.revision_id)
         if flagged:
             print(f"judge errors caught by the quote check (SUPPORTED, quote not in the context): {flagged}")
-        print(f"score it: evalcore metrics {args.run} --judge {report.revision_id}")
+        budget = store.budget
+        if budget.person is not None or budget.deployment is not None:  # what the day's budget has left
+            spent = store.spent_today()
+            mine, everyone = spent.get(store.actor.email, 0.0), sum(spent.values())
+            left = [
+                f"{store.actor.email} ${budget.person - mine:.2f} of ${budget.person:.2f}"
+                if budget.person is not None
+                else "",
+                f"the deployment ${budget.deployment - everyone:.2f} of ${budget.deployment:.2f}"
+                if budget.deployment is not None
+                else "",
+            ]
+            print("budget left today: " + "; ".join(x for x in left if x))
+        if report.judged or report.cached:
+            print(f"score it: evalcore metrics {args.run} --judge {report.revision_id}")
     return EXIT_FAIL if report.failed else EXIT_OK
 
 

@@ -91,6 +91,7 @@ def judge_into_revision(
 ) -> RerunReport:
     """Judge ``items`` into a new revision attached to ``run_id`` and its results' sha256 — a run, or
     anything judged like one (a production log's sample)."""
+    store.require("rejudge")  # the role first: a viewer is not sent to find an API key they may not use
     est = estimate(items, config, store, batch=batch)
     todo = est.questions - est.cached
     # No key: said before anything is reserved or recorded.

@@ -5,6 +5,7 @@ questions)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -74,3 +75,37 @@ def test_a_rerun_that_cannot_start_reserves_nothing(tmp_path: Path, monkeypatch)
         with pytest.raises(SetupError, match="no API key"):
             rerun(load_run(SAMPLE / "2026-11-16-rerank-prompt-v2"), store, qids=["hv-002"])
         assert store.spent_today() == {} and store.revisions("2026-11-16-rerank-prompt-v2") == []
+
+
+def test_the_cli_asks_the_role_before_the_key_and_says_what_the_budget_has_left(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    from evalcore.cli import main
+
+    access = tmp_path / "access.toml"
+    access.write_text(
+        '[people]\n"ben@example.com" = "operator"\n[domains]\n"example.com" = "viewer"\n[budget]\nperson = 1.0\n'
+    )
+    monkeypatch.setenv("RAGTRIAGE_ACCESS", str(access))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    args = [
+        "judge",
+        str(SAMPLE / "2026-11-16-rerank-prompt-v2"),
+        "--qids",
+        "hv-002",
+        "--store",
+        str(tmp_path / "s.db"),
+    ]
+    monkeypatch.setenv("RAGTRIAGE_USER", "cy@example.com")
+    assert main(args) == 2
+    assert (
+        "cy@example.com is a viewer here and may not re-judge" in capsys.readouterr().err
+    )  # not "no API key"
+    monkeypatch.setenv("RAGTRIAGE_USER", "ben@example.com")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-budget-line")
+    with mock_api() as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        assert main([*args, "--model", "claude-test-1"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"budget left today: ben@example\.com \$0\.\d\d of \$1\.00", out)
+    assert "score it: evalcore metrics" in out
