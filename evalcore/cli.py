@@ -1074,7 +1074,7 @@ def cmd_trec(args: argparse.Namespace) -> int:
         per_query=args.query,
         limit=args.max_docs,
         num_docs=args.num_docs,
-        fused_levels=args.fused_levels,
+        levels="fused" if args.fused_levels else args.levels,
     )
     if request.skipped:
         print(f"evalcore trec: not implemented, left out: {', '.join(request.skipped)}", file=sys.stderr)
@@ -1199,11 +1199,14 @@ def build_parser() -> argparse.ArgumentParser:
         "-N", dest="num_docs", type=int, default=0, help="documents in the collection (for utility)"
     )
     s.add_argument(
-        "--fused-levels",
-        action="store_true",
-        help="iprec_at_recall/11pt_avg as a trec_eval built with fused multiply-add (arm64) counts "
-        "recall levels; the default is x86-64's (and pytrec_eval's)",
+        "--levels",
+        choices=["round", "x86", "fused"],
+        default="round",
+        help="how iprec_at_recall and 11pt_avg count a recall level's documents: round (trec_eval 10, "
+        "the default), x86 (trec_eval 9 on x86-64, and pytrec_eval), fused (trec_eval 9 on arm64, "
+        "whose outputs its test/ folder holds)",
     )
+    s.add_argument("--fused-levels", action="store_true", help=argparse.SUPPRESS)  # = --levels fused
     s.set_defaults(func=cmd_trec)
 
     s = sub.add_parser("judge", help="judge a run's answers with the Anthropic API into a new revision")

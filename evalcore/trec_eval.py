@@ -31,7 +31,13 @@ from evalcore.runs.trec import TrecFiles
 MIN_GEO_MEAN = 0.00001  # trec_eval's floor for the geometric means
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-Params = Literal["none", "cuts", "levels", "values", "length"]
+Params = Literal["none", "cuts", "levels", "values", "length", "pairs"]
+Levels = Literal["round", "x86", "fused"]
+LEVEL_RULES: dict[str, str] = {
+    "round": "trec_eval 10: lround(level x R)",
+    "x86": "trec_eval 9 on x86-64, and pytrec_eval: (long)(level x R + 0.9)",
+    "fused": "trec_eval 9 built with fused multiply-add (arm64), as its own expected test outputs",
+}
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,7 @@ class Request:
     """What ``-m`` asked for: measure name -> its parameters (None: the defaults)."""
 
     measures: dict[str, tuple[float, ...] | None] = field(default_factory=dict)
+    pairs: dict[str, dict[str, float]] = field(default_factory=dict)  # ndcg.1=3,2=9 / rbp.p=0.95
     raw: dict[str, str] = field(default_factory=dict)  # parameters as typed, for the printed name
     skipped: list[str] = field(default_factory=list)
 
@@ -81,7 +88,7 @@ SPECS: dict[str, TrecSpec] = {
         TrecSpec("11pt_avg", "values", RECALL_LEVELS),
         TrecSpec("binG"),
         TrecSpec("G"),
-        TrecSpec("ndcg"),
+        TrecSpec("ndcg", "pairs"),
         TrecSpec("ndcg_rel"),
         TrecSpec("Rndcg"),
         TrecSpec("ndcg_cut", "cuts", CUTS),
@@ -94,6 +101,9 @@ SPECS: dict[str, TrecSpec] = {
         TrecSpec("set_map"),
         TrecSpec("set_F", "values", (1.0,)),
         TrecSpec("num_nonrel_judged_ret", integer=True),
+        TrecSpec("rbp", "pairs"),
+        TrecSpec("rbp_resid"),
+        TrecSpec("unj", "cuts", (5, 10, 20)),
     ]
 }
 OFFICIAL = [
@@ -111,7 +121,7 @@ OFFICIAL = [
     "P",
 ]
 ALL_TREC = list(SPECS)
-# trec_eval 9.0's all_trec is complete; a measure a later trec_eval adds would be named here.
+# trec_eval 10's all_trec is complete; a measure a later trec_eval adds would be named here.
 NOT_IMPLEMENTED: set[str] = set()
 
 
@@ -141,9 +151,11 @@ def parse_trec_measures(args: list[str] | None) -> Request:
         if not dot:
             req.measures[base] = None
             continue
-        if base == "ndcg":
-            msg = "ndcg with gain parameters (ndcg.1=3,2=9) is not implemented by evalcore trec yet; use ndcg"
-            raise ValueError(msg)
+        if spec.params == "pairs":
+            req.measures[base] = None
+            req.pairs[base] = _pairs(arg, base, params)
+            req.raw[base] = params
+            continue
         if spec.params == "none":
             msg = f"measure {base!r} takes no parameters"
             raise ValueError(msg)
@@ -170,6 +182,34 @@ def parse_trec_measures(args: list[str] | None) -> Request:
     return req
 
 
+def _pairs(arg: str, base: str, params: str) -> dict[str, float]:
+    """``NAME=VALUE`` parameters: gains of relevance levels (``ndcg.1=3,2=9``, a level's default gain
+    is the level) and rbp's persistence (``rbp.p=0.95``)."""
+    out: dict[str, float] = {}
+    for item in params.split(","):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        ok_key = key == "p" if base == "rbp" else False
+        try:
+            int(key)
+            ok_key = True
+        except ValueError:
+            pass
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not eq or not ok_key or math.isnan(number):
+            want = "p=0.95 (and LEVEL=GAIN)" if base == "rbp" else "LEVEL=GAIN pairs, e.g. ndcg.1=3,2=9"
+            msg = f"cannot read the parameters of {arg!r}: expected {want}"
+            raise ValueError(msg)
+        out[key] = number
+    if base == "rbp" and not 0.0 < out.get("p", 0.9) < 1.0:
+        msg = f"{arg!r}: rbp's persistence p must be between 0 and 1"
+        raise ValueError(msg)
+    return out
+
+
 Row = tuple[str, str, float | int | str]
 
 
@@ -193,14 +233,15 @@ def trec_eval(
     per_query: bool = True,
     limit: int = 0,
     num_docs: int = 0,
-    fused_levels: bool = False,
+    levels: Levels = "round",
 ) -> tuple[list[Row], list[Row]]:
     """trec_eval's values: (per-query rows, summary rows) as (name, qid, value); per-query rows only
     with ``per_query`` (``-q``). ``limit`` is ``-M`` (0: no limit), ``num_docs`` is ``-N``.
-    ``fused_levels``: iprec_at_recall and 11pt_avg turn a recall level into a count of relevant
-    documents as a trec_eval built with fused multiply-add does (arm64; trec_eval's own expected test
-    outputs), rather than as x86-64 builds and pytrec_eval do (see ``_kernel._iprec``)."""
-    iprec, pt11 = ("iprec_fma", "pt11_fma") if fused_levels else ("iprec", "pt11")
+    ``levels``: how iprec_at_recall and 11pt_avg turn a recall level into a count of relevant
+    documents (:data:`LEVEL_RULES`; trec_eval 10's rounding by default, see ``_kernel._iprec``)."""
+    iprec, pt11 = {"round": ("iprec_round", "pt11_round"), "fused": ("iprec_fma", "pt11_fma")}.get(
+        levels, ("iprec", "pt11")
+    )
     wanted = request.measures
     qids = sorted(set(files.run["qid"].unique()) & set(files.qrels["qid"].unique()), key=lambda s: s.encode())
     measures: dict[str, Measure] = {}
@@ -228,7 +269,7 @@ def trec_eval(
             "gm_bpref": Measure("bpref", None, level),
             "recip_rank": Measure("RR", None, level),
             "infAP": Measure("infAP", None, level),
-            "ndcg": Measure("nDCG"),
+            "rbp_resid": Measure("rbp_resid", None, 1, 0.9),
             "num_nonrel_judged_ret": Measure("nonrel_judged_ret", None, level),
             "G": Measure("G"),
             "binG": Measure("binG", None, level),
@@ -240,7 +281,20 @@ def trec_eval(
         elif name in simple:
             key = need(name if name not in ("gm_map", "gm_bpref") else name[3:], simple[name])
             cols.append(_Column(name, key=key, integer=spec.integer))
-        elif name in ("P", "recall", "ndcg_cut", "map_cut", "relative_P", "success"):
+        elif name in ("ndcg", "rbp"):
+            pairs = request.pairs.get(name, {})
+            printed = name if name not in request.raw else f"{name}_{request.raw[name]}"
+            gains = {int(k): g for k, g in pairs.items() if k != "p"}
+            if name == "rbp" and not gains:
+                key = need(printed, Measure("rbp", None, 1, pairs.get("p", 0.9)))
+                cols.append(_Column(printed, key=key))
+            elif name == "ndcg" and not gains:
+                cols.append(_Column(printed, key=need(printed, Measure("nDCG"))))
+            else:
+                cols.append(
+                    _Column(printed, derive=_gained(files, qids, limit, name, gains, pairs.get("p", 0.9)))
+                )
+        elif name in ("P", "recall", "ndcg_cut", "map_cut", "relative_P", "success", "unj"):
             ours = {
                 "P": "P",
                 "recall": "R",
@@ -248,9 +302,10 @@ def trec_eval(
                 "map_cut": "AP",
                 "relative_P": "relP",
                 "success": "hit",
+                "unj": "unj",
             }
             for cut in params(name):
-                m = Measure(ours[name], int(cut), level if name != "ndcg_cut" else 1)
+                m = Measure(ours[name], int(cut), level if name not in ("ndcg_cut", "unj") else 1)
                 key = need(f"{name}_{int(cut)}", m)
                 cols.append(_Column(key, key=key))
         elif name in ("iprec_at_recall", "Rprec_mult"):
@@ -259,12 +314,12 @@ def trec_eval(
                 key = need(f"{name}_{x:3.2f}", Measure(kind, None, level, x))
                 cols.append(_Column(key, key=key))
         elif name == "11pt_avg":
-            levels = params(name)
+            at = params(name)
             printed = name if name not in request.raw else f"{name}_{request.raw[name]}"
-            if levels == RECALL_LEVELS:
+            if at == RECALL_LEVELS:
                 cols.append(_Column(printed, key=need(printed, Measure(pt11, None, level))))
             else:
-                keys = [need(f"iprec@{x!r}", Measure(iprec, None, level, x)) for x in levels]
+                keys = [need(f"iprec@{x!r}", Measure(iprec, None, level, x)) for x in at]
                 cols.append(_Column(printed, derive=_average_of(keys)))
         elif name == "utility":
             printed = name if name not in request.raw else f"{name}_{request.raw[name]}"
@@ -299,7 +354,8 @@ def trec_eval(
                 if not spec.per_query:
                     continue
                 if name == "relstring":
-                    rows.append(("relstring", q, f"'{strings.get(q, '')}'"))
+                    printed = name if name not in request.raw else f"{name}_{request.raw[name]}"
+                    rows.append((printed, q, f"'{strings.get(q, '')}'"))
                     continue
                 for col in cols:
                     values, is_int = computed[col.printed]
@@ -388,7 +444,8 @@ def _missing_relevant(files: TrecFiles, evaluated: set[str], level: int) -> int:
 
 def _relstrings(files: TrecFiles, qids: list[str], length: int, limit: int) -> dict[str, str]:
     """m_relstring.c: the relevance of the first ``length`` retrieved, a character each — the digit,
-    '>' above 9, '-' for a document outside the qrels, '.' pooled but not judged (negative)."""
+    '>' above 9, '-' for a document outside the qrels (or labeled -1, "not in the pool"), '.' pooled
+    but not judged (-2), '<' for any other negative label."""
     depth = min(length, limit) if limit > 0 else length
     ranked = (
         rank(files.run.filter(pl.col("qid").is_in(qids)).with_columns(pl.col("chunk_id").cast(pl.String)))
@@ -399,13 +456,15 @@ def _relstrings(files: TrecFiles, qids: list[str], length: int, limit: int) -> d
             how="left",
         )
         .with_columns(
-            c=pl.when(pl.col("rel").is_null())
+            c=pl.when(pl.col("rel").is_null() | (pl.col("rel") == -1))
             .then(pl.lit("-"))
             .when(pl.col("rel") > 9)
             .then(pl.lit(">"))
             .when(pl.col("rel") >= 0)
             .then(pl.col("rel").cast(pl.String))
-            .otherwise(pl.lit("."))
+            .when(pl.col("rel") == -2)
+            .then(pl.lit("."))
+            .otherwise(pl.lit("<"))
         )
         .sort("qid", "rank")
         .group_by("qid", maintain_order=True)
@@ -413,6 +472,69 @@ def _relstrings(files: TrecFiles, qids: list[str], length: int, limit: int) -> d
         .collect()
     )
     return dict(ranked.iter_rows())
+
+
+def _gained(
+    files: TrecFiles, qids: list[str], limit: int, name: str, gains: dict[int, float], p: float
+) -> Callable[[dict[str, list[float]]], list[float]]:
+    """ndcg and rbp with gains named on the command line (m_ndcg.c, m_rbp.c, gain_init.c): a level
+    not named gains its own value; a document outside the qrels (or with a negative label) gains 0.
+    nDCG's ideal ranking takes each level's documents in descending gain while the gain is positive;
+    RBP scales the gains to [0, 1] when any is outside it."""
+    ranked = rank(
+        files.run.filter(pl.col("qid").is_in(qids)).with_columns(pl.col("chunk_id").cast(pl.String))
+    )
+    if limit > 0:
+        ranked = ranked.filter(pl.col("rank") <= limit)
+    rels = (
+        ranked.join(
+            files.qrels.lazy().with_columns(pl.col("chunk_id").cast(pl.String)),
+            on=["qid", "chunk_id"],
+            how="left",
+        )
+        .sort("qid", "rank")
+        .group_by("qid", maintain_order=True)
+        .agg(pl.col("rel"))
+        .collect()
+    )
+    retrieved = dict(rels.iter_rows())
+    counts: dict[str, dict[int, int]] = {}
+    for q, rel, n in files.qrels.filter(pl.col("rel") >= 0).group_by("qid", "rel").len().iter_rows():
+        counts.setdefault(q, {})[rel] = n
+
+    def value(q: str) -> float:
+        at = counts.get(q, {})
+        table = {lv: float(lv) for lv in range(max(at, default=-1) + 1)} | {
+            k: float(g) for k, g in gains.items()
+        }
+        got = [table.get(r, 0.0) if r is not None and r >= 0 else 0.0 for r in retrieved.get(q, [])]
+        if name == "rbp":
+            lo, hi = min(table.values()), max(table.values())
+            if lo < 0 or hi > 1:
+                scaled = {k: (g - lo) / (hi - lo) for k, g in table.items()}
+                got = [scaled.get(r, 0.0) if r is not None and r >= 0 else 0.0 for r in retrieved.get(q, [])]
+            total, cur = 0.0, 1.0
+            for g in got:
+                if g != 0:
+                    total += g * cur
+                cur *= p
+            return (1.0 - p) * total
+        dcg = 0.0
+        for i, g in enumerate(got):
+            if g != 0:
+                dcg += g / math.log2(i + 2)
+        ideal = [g for lv, g in sorted(table.items(), key=lambda t: -t[1]) for _ in range(at.get(lv, 0))]
+        idcg = 0.0
+        for i, g in enumerate(ideal):
+            if g <= 0:
+                break
+            idcg += g / math.log2(i + 2)
+        return dcg / idcg if idcg > 0 else 0.0
+
+    def derive(v: dict[str, list[float]]) -> list[float]:
+        return [value(q) for q in qids]
+
+    return derive
 
 
 def format_rows(rows: list[Row]) -> str:

@@ -41,6 +41,9 @@ P, R, HIT, RR, AP, RPREC, NDCG, NDCG_EXP, JUDGED = range(9)
     PT11_FMA,
 ) = range(9, 21)
 G, BING, NDCG_REL, RNDCG = range(21, 25)  # trec_eval's gain measures, default gains
+# trec_eval 10's levels as lround(level * R); rank-biased precision and its residual; unjudged at k.
+IPREC_ROUND, PT11_ROUND, RBP, RBP_RESID, UNJ = range(25, 30)
+LEVELS_X86, LEVELS_FMA, LEVELS_ROUND = range(3)  # how a recall level becomes a count (see _iprec)
 MAX_TIE = 64  # longer groups of tied scores are sorted by the caller
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # as C literals, not p / 10
 INFAP_EPSILON = 0.00001  # trec_eval.h
@@ -70,6 +73,11 @@ KINDS = {
     "binG": BING,
     "nDCG_rel": NDCG_REL,
     "RnDCG": RNDCG,
+    "iprec_round": IPREC_ROUND,
+    "pt11_round": PT11_ROUND,
+    "rbp": RBP,
+    "rbp_resid": RBP_RESID,
+    "unj": UNJ,
 }
 
 
@@ -166,7 +174,7 @@ def score_blocks(
         longest = max(longest, end[b] - start[b])
     need_ideal = False
     for j in range(nm):
-        need_ideal = need_ideal or kind[j] == NDCG or kind[j] == NDCG_EXP or kind[j] >= G
+        need_ideal = need_ideal or kind[j] == NDCG or kind[j] == NDCG_EXP or G <= kind[j] <= RNDCG
     o = np.empty(longest, np.int64)
     grade = np.zeros(longest, np.int64)
     judged = np.zeros(longest, np.bool_)
@@ -216,7 +224,7 @@ def _measure(
     for t in range(labels.shape[0]):
         if labels[t] >= lvl:
             nrel += 1
-    if k >= G:
+    if G <= k <= RNDCG:
         return _gain_measure(k, lvl, m, grade, judged, ideal, nrel)
     if k >= BPREF:
         return _trec_measure(k, cut, lvl, param, m, grade, judged, labels, nrel)
@@ -299,16 +307,22 @@ def _iprec(
     nrel: int,
     rel_ret: int,
     level: float,
-    fused: bool,
+    how: int,
 ) -> float:
     """Interpolated precision at recall ``level`` (m_iprec_at_recall.c): the highest precision at any
     rank at or after the one where recall reaches the level.
 
-    The level becomes a count of relevant documents as trec_eval computes it, (long)(level * R + 0.9).
-    Where the C compiler fuses that multiply-add (arm64 builds do by default) the one rounding can
-    give one more: 0.3 * 77 + 0.9 is 23.999… in two roundings, 24 in one. ``fused`` computes it so;
-    trec_eval's own expected outputs were made that way, x86-64 builds and pytrec_eval are not."""
-    want = int(_fma(level, float(nrel), 0.9)) if fused else int(level * nrel + 0.9)
+    How the level becomes a count of relevant documents depends on trec_eval's version (``how``):
+    trec_eval 10 rounds, ``lround(level * R)`` (:data:`LEVELS_ROUND`); trec_eval 9 computed
+    ``(long)(level * R + 0.9)``, which x86-64 builds and pytrec_eval evaluate in two roundings
+    (:data:`LEVELS_X86`) and builds that fuse the multiply-add (arm64, which made trec_eval 9's own
+    expected test outputs) in one (:data:`LEVELS_FMA`): 0.3 * 77 + 0.9 is 23.999… in two, 24 in one."""
+    if how == LEVELS_ROUND:
+        want = math.floor(level * nrel + 0.5)
+    elif how == LEVELS_FMA:
+        want = int(_fma(level, float(nrel), 0.9))
+    else:
+        want = int(level * nrel + 0.9)
     if want > rel_ret:
         return 0.0
     int_precis = rel_ret / m
@@ -327,6 +341,55 @@ def _iprec(
 
 
 @njit(cache=True, nogil=True)
+def _levels(k: int) -> int:
+    if k in (IPREC_FMA, PT11_FMA):
+        return LEVELS_FMA
+    if k in (IPREC_ROUND, PT11_ROUND):
+        return LEVELS_ROUND
+    return LEVELS_X86
+
+
+@njit(cache=True, nogil=True)
+def _unjudged(judged: np.ndarray, grade: np.ndarray, r: int) -> bool:
+    """Outside the qrels, or in them as "not in the pool" (-1) or "pooled, not judged" (-2)."""
+    return not judged[r] or grade[r] == -1 or grade[r] == -2
+
+
+@njit(cache=True, nogil=True)
+def _rbp(
+    k: int, cut: int, param: float, m: int, grade: np.ndarray, judged: np.ndarray, labels: np.ndarray
+) -> float:
+    """Rank-biased precision (m_rbp.c, persistence ``param``), its residual (m_rbp_resid.c) and the
+    unjudged fraction of the top ``cut`` (m_unjudged.c). RBP's gain is the label, scaled to [0, 1]
+    by the question's highest label when that is above 1; a document without a label gains 0. The
+    residual is what unjudged documents and the unseen tail could add (0 when none was unjudged)."""
+    if k == UNJ:
+        n = 0
+        for r in range(min(cut, m)):
+            if _unjudged(judged, grade, r):
+                n += 1
+        return n / cut
+    top = 0
+    for t in range(labels.shape[0]):
+        top = max(top, labels[t])
+    scale = float(top) if top > 1 else 1.0
+    total = 0.0
+    cur = 1.0
+    unj = 0
+    for r in range(m):
+        if k == RBP:
+            if judged[r] and grade[r] > 0:
+                total += grade[r] / scale * cur
+        elif grade[r] < 0 or not judged[r]:
+            unj += 1
+            total += cur
+        cur *= param
+    if k == RBP:
+        return (1.0 - param) * total
+    return cur + (1.0 - param) * total if unj > 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
 def _trec_measure(
     k: int,
     cut: int,
@@ -339,6 +402,8 @@ def _trec_measure(
     nrel: int,
 ) -> float:
     """trec_eval's further measures, each as its m_<name>.c computes it."""
+    if k in (RBP, RBP_RESID, UNJ):
+        return _rbp(k, cut, param, m, grade, judged, labels)
     if k == NUM_REL:
         return float(nrel)
     if k == NUM_RET:
@@ -371,12 +436,12 @@ def _trec_measure(
             if judged[r] and grade[r] >= lvl:
                 hits += 1
         return hits / at
-    if k in (IPREC, IPREC_FMA):
-        return _iprec(lvl, m, grade, judged, nrel, rel_ret, param, k == IPREC_FMA)
-    if k in (PT11, PT11_FMA):  # the 11 standard recall levels, summed from the top (m_11pt_avg.c)
+    if k in (IPREC, IPREC_FMA, IPREC_ROUND):
+        return _iprec(lvl, m, grade, judged, nrel, rel_ret, param, _levels(k))
+    if k in (PT11, PT11_FMA, PT11_ROUND):  # the 11 standard recall levels, summed from the top (m_11pt_avg.c)
         total = 0.0
         for p in range(10, -1, -1):
-            total += _iprec(lvl, m, grade, judged, nrel, rel_ret, RECALL_LEVELS[p], k == PT11_FMA)
+            total += _iprec(lvl, m, grade, judged, nrel, rel_ret, RECALL_LEVELS[p], _levels(k))
         return total / 11.0
     # bpref and infAP: judged documents only; a negative grade is pooled but not judged.
     nonrel_so_far = 0

@@ -95,7 +95,32 @@ SPECS: dict[str, MeasureSpec] = {
         MeasureSpec(
             "pt11_fma", "11-point average, the levels' counts in one rounding", "as pt11", "none", True
         ),
+        MeasureSpec(
+            "iprec_round", "iprec, the level's count rounded (trec_eval 10)", "as iprec", "none", True
+        ),
+        MeasureSpec(
+            "pt11_round",
+            "11-point average, the levels' counts rounded (trec_eval 10)",
+            "as pt11",
+            "none",
+            True,
+        ),
         MeasureSpec("Rprec_mult", "precision at a multiple of R", "P at (long)(x R + 0.9)", "none", True),
+        MeasureSpec(
+            "rbp",
+            "rank-biased precision (persistence p, default 0.9)",
+            "(1 - p) sum_i gain_i p^(i-1), gains scaled to [0, 1]",
+            "none",
+            False,
+        ),
+        MeasureSpec(
+            "rbp_resid",
+            "RBP residual",
+            "p^n + (1 - p) sum over unjudged p^(i-1); 0 if none is unjudged",
+            "none",
+            False,
+        ),
+        MeasureSpec("unj", "unjudged at k", "|top k outside the judgments| / k", "required", False),
         MeasureSpec("relP", "relative precision", "|relevant in top k| / min(k, R)", "required", True),
         MeasureSpec("nonrel_judged_ret", "judged non-relevant retrieved", "count", "none", True),
         MeasureSpec("num_ret", "retrieved", "count", "none", True),

@@ -141,11 +141,11 @@ def test_max_documents_nosummary_and_measure_parameters(
         "iprec_at_recall_0.50",
         "P_1",
         "P_2",
-        "relstring",
+        "relstring_3",
         "utility_2,-1,0,0",
-    ], "trec_eval's order, cutoffs ascending"
+    ], "trec_eval's order, cutoffs ascending; a parameter is part of relstring's name"
     assert rows[("utility_2,-1,0,0", "1")] == "1.0000", "2 x 1 relevant retrieved - 1 non-relevant retrieved"
-    assert rows[("relstring", "1")] == "'01'" and rows[("iprec_at_recall_0.50", "1")] == "0.5000"
+    assert rows[("relstring_3", "1")] == "'01'" and rows[("iprec_at_recall_0.50", "1")] == "0.5000"
     assert main(["trec", "-m", "P.0", str(qp), str(rp)]) == 2
     assert "must be positive" in capsys.readouterr().err
     assert main(["trec", "-m", "bogus", str(qp), str(rp)]) == 2
