@@ -182,12 +182,19 @@ def _split_lines(
     n = pl.col("parts").list.len()
     bad = df.filter(n < n_fields if more_ok else n != n_fields).head(20)
     for row in bad.iter_rows(named=True):
+        # The other kind's line (4 fields in a run, 6 in qrels): the two files were given swapped.
+        swapped = len(row["parts"]) == (4 if what == "run" else 6)
         problems.error(
             path,
             f"a {what} line must have {'at least ' if more_ok else ''}{n_fields} fields",
             line=row["line"],
             expected=example,
             found=f"{count(len(row['parts']), 'field')}: {row['raw'][:60]!r}",
+            hint="this looks like a qrels file: give the qrels first, then the run (QRELS RUN)"
+            if swapped and what == "run"
+            else "this looks like a run file: give the qrels first, then the run (QRELS RUN)"
+            if swapped
+            else None,
         )
     if bad.height:
         return pl.DataFrame()

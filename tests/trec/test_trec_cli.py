@@ -220,3 +220,13 @@ def test_text_after_a_run_lines_tag_is_ignored_as_trec_eval_does(tmp_path: Path)
     short.write_text("q1 Q0 d1 1 2.5\n")
     with pytest.raises(InputError, match="at least 6 fields"):
         read_trec(qrels, short)
+
+
+def test_qrels_and_run_given_the_wrong_way_round_are_named_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qp, rp = write_trec(tmp_path)
+    assert main(["trec", str(rp), str(qp)]) == 2
+    err = capsys.readouterr().err
+    assert f"{rp}:1: error: a qrels line must have 4 fields" in err
+    assert "this looks like a run file: give the qrels first, then the run (QRELS RUN)" in err
