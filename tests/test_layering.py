@@ -138,7 +138,7 @@ def test_pages_go_through_the_dashboard_package() -> None:
 
 def test_there_is_no_import_cycle() -> None:
     full = _graph()
-    graph = {m: {i for i in imps if i in full} for m, imps in full.items()}
+    graph = {m: {i for i in imps if i in full and i != m} for m, imps in full.items()}  # (a package names its modules)
     # Package __init__ files re-export their modules; an edge into a package is an edge to its API.
     seen: dict[str, int] = {}
     stack: list[str] = []
