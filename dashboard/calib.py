@@ -13,20 +13,21 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from dashboard.data import Key, _run, entries, store
+from dashboard.data import Key, entries, load_run_cached, store
 from evalcore.access import Forbidden
-from evalcore.calibration.report import SessionReport, session_report
-from evalcore.calibration.sessions import (
+from evalcore.calibration import (
     RUBRICS,
     TARGETS,
+    SessionReport,
     SessionSpec,
     candidates,
     create,
     order_for,
     preview,
+    session_report,
 )
-from evalcore.judge.revision import RECORDED, judged_by
-from evalcore.store.labels import ItemRow, LabelRow, QuotaFull, SessionClosed, SessionRow
+from evalcore.judge import RECORDED, judged_by
+from evalcore.store import ItemRow, LabelRow, QuotaFull, SessionClosed, SessionRow
 
 KEYS = (
     ("1 – 4", "pick a label"),
@@ -79,7 +80,7 @@ def sessions(test_run_ids: list[str]) -> list[SessionRow]:
 
 def judges_of(folder: str, run_id: str, key: Key) -> list[str]:
     """What a session on ``run_id`` can be made from: the run file's verdicts and each revision."""
-    run = _run(folder, run_id, key)
+    run = load_run_cached(folder, run_id, key)
     revs = store().revisions(run.run_id, run.results_sha256())
     return [RECORDED, *[str(r.id) for r in reversed(revs) if r.verdicts > r.failed]]
 
@@ -88,7 +89,7 @@ def judges_of(folder: str, run_id: str, key: Key) -> list[str]:
 def _candidates(
     folder: str, run_id: str, judge: str, target: str, key: Key, stamp: int
 ) -> list[dict[str, Any]]:
-    run = _run(folder, run_id, key)
+    run = load_run_cached(folder, run_id, key)
     return candidates(judged_by(store(), run, judge), target)
 
 
@@ -100,7 +101,7 @@ def session_preview(folder: str, run_id: str, judge: str, spec: SessionSpec, key
 
 
 def create_session(folder: str, run_id: str, judge: str, spec: SessionSpec, key: Key) -> int:
-    return create(store(), _run(folder, run_id, key), judge, spec)
+    return create(store(), load_run_cached(folder, run_id, key), judge, spec)
 
 
 def rubric(target: str) -> str:
@@ -242,26 +243,31 @@ def tags_of(folder: str, run_id: str, key: Key) -> list[str]:
 
 
 def probe_names() -> tuple[str, ...]:
-    from evalcore.calibration.probes import PROBES
+    from evalcore.calibration import PROBES
 
     return PROBES
 
 
 def probe_plan(folder: str, run_id: str, probes: list[str], n: int, key: Key) -> str:
-    from evalcore.calibration.probes import plan
-    from evalcore.judge.client import JudgeConfig
+    from evalcore.calibration import plan
+    from evalcore.judge import JudgeConfig
 
-    return plan(_run(folder, run_id, key), store(), JudgeConfig(), probes, n)
+    return plan(load_run_cached(folder, run_id, key), store(), JudgeConfig(), probes, n)
 
 
 def run_probes(
     folder: str, run_id: str, probes: list[str], n: int, key: Key, api_key: str | None, on_verdict: Any
 ) -> list[Any]:
     """Run the probes (the key, if typed, is passed to the client and kept nowhere)."""
-    from evalcore.calibration.probes import probe
+    from evalcore.calibration import probe
 
     return probe(
-        _run(folder, run_id, key), store(), probes=probes, n=n, api_key=api_key, on_verdict=on_verdict
+        load_run_cached(folder, run_id, key),
+        store(),
+        probes=probes,
+        n=n,
+        api_key=api_key,
+        on_verdict=on_verdict,
     )
 
 
@@ -381,14 +387,14 @@ def judges_side_by_side(mine: SessionReport, other: SessionReport, target: str) 
 
 
 def export(session: SessionRow, fmt: str) -> str:
-    from evalcore.calibration.report import export_labels
+    from evalcore.calibration import export_labels
 
     return export_labels(store(), session, fmt, history=True)
 
 
 def import_file(session: SessionRow, name: str, raw: bytes) -> tuple[int, list[str]]:
     """Labels made elsewhere, from an uploaded CSV or JSON Lines file; (stored, problems per line)."""
-    from evalcore.calibration.report import import_labels
+    from evalcore.calibration import import_labels
 
     fmt = "jsonl" if name.lower().endswith((".jsonl", ".json")) else "csv"
     try:

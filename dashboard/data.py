@@ -20,20 +20,25 @@ from dashboard import tables
 from evalcore import Comparison, Run, compare, score_run, summarize
 from evalcore.comparison import incomparable
 from evalcore.errors import Problem, SetupError
-from evalcore.judge.client import Estimate
-from evalcore.judge.rerun import RerunReport
-from evalcore.judge.revision import LATEST, RECORDED, judged_by
+from evalcore.judge import LATEST, RECORDED, Estimate, RerunReport, judged_by
 from evalcore.question import QuestionDetail, question_across_runs, question_detail
-from evalcore.runs.groups import TestSetGroup, find_group, group_runs
-from evalcore.runs.load import RunEntry, RunFolder, parsed_before
-from evalcore.runs.remote import is_remote, resolve
-from evalcore.runs.remote import runs_location as location_of
+from evalcore.runs import (
+    RunEntry,
+    RunFolder,
+    TestSetGroup,
+    find_group,
+    group_runs,
+    is_remote,
+    parsed_before,
+    resolve,
+)
+from evalcore.runs import runs_location as location_of
 from evalcore.score import ceilings as score_ceilings
 from evalcore.score import score_question, score_runs, trend
 from evalcore.store import OverBudget, Revision, Store, Verdict
 
 if TYPE_CHECKING:
-    from evalcore.calibration.report import Standing
+    from evalcore.calibration import Standing
 
 Key = tuple[tuple[str, int, int], ...]
 
@@ -132,7 +137,7 @@ def question_runs(folder: str, run_ids: Iterable[str], qid: str, key: Key) -> di
     return _folder(folder, key).question(run_ids, qid)
 
 
-def _run(folder: str, run_id: str, key: Key) -> Run:
+def load_run_cached(folder: str, run_id: str, key: Key) -> Run:
     got = runs(folder, [run_id], key)
     if run_id not in got:
         raise SetupError(f"run {run_id} could not be loaded: see the problems listed on Overview")
@@ -149,12 +154,12 @@ def entries(folder: str, key: Key) -> dict[str, RunEntry]:
     max_entries=64,
 )
 def scores(folder: str, run_id: str, key: Key) -> pl.DataFrame:
-    return score_run(_run(folder, run_id, key))
+    return score_run(load_run_cached(folder, run_id, key))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def summary(folder: str, run_id: str, by: str | None, key: Key) -> pl.DataFrame:
-    run = _run(folder, run_id, key)
+    run = load_run_cached(folder, run_id, key)
     return summarize(scores(folder, run_id, key), run.testset, by=by)
 
 
@@ -180,7 +185,7 @@ def comparison(
             k=k,
             scores=(scores(folder, base, key), scores(folder, cand, key)),
         )
-    from evalcore.judge.revision import judged_by
+    from evalcore.judge import judged_by
 
     pair = [judged_by(store(), pair_runs[r], LATEST) if r in revised else pair_runs[r] for r in (base, cand)]
     return compare(pair[0], pair[1], k=k)
@@ -249,9 +254,9 @@ def standing(folder: str, run_id: str, key: Key, judge: str = RECORDED) -> Stand
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _standing(folder: str, run_id: str, key: Key, judge: str, labels_stamp: int, revs_stamp: int) -> Standing:
-    from evalcore.calibration.report import standing as calibration_standing
+    from evalcore.calibration import standing as calibration_standing
 
-    run = judged_by(store(), _run(folder, run_id, key), judge)  # ("recorded": the run itself)
+    run = judged_by(store(), load_run_cached(folder, run_id, key), judge)  # ("recorded": the run itself)
     # Corrected scores are aggregates over every person's labels (no one label is shown): the
     # same figure for every reader, so read as the server, not as the reader.
     return calibration_standing(_store(), run)
@@ -281,9 +286,9 @@ def revisions(folder: str, run_id: str, key: Key) -> list[Revision]:
 def revision_diff(folder: str, run_id: str, a: str, b: str, qid: str, key: Key) -> dict[str, Any] | None:
     """How one question's verdicts differ between two judgings (``recorded`` or revision ids); None
     when they do not."""
-    from evalcore.judge.revision import diff, judged_by
+    from evalcore.judge import diff, judged_by
 
-    run = _run(folder, run_id, key)
+    run = load_run_cached(folder, run_id, key)
     changed = diff(judged_by(store(), run, a), judged_by(store(), run, b)).filter(pl.col("qid") == qid)
     return changed.row(0, named=True) if changed.height else None
 
@@ -310,11 +315,11 @@ def judge_estimate(folder: str, run_id: str, qids: list[str], key: Key, like: st
 def _estimate(
     folder: str, run_id: str, qids: tuple[str, ...], key: Key, like: str | None, stamp: int
 ) -> Estimate:
-    from evalcore.judge.client import estimate, items_for
+    from evalcore.judge import estimate, items_for
 
     # One question (the Question page): its line of the file is enough.
     one = question_runs(folder, [run_id], qids[0], key).get(run_id) if len(qids) == 1 else None
-    run = one or _run(folder, run_id, key)
+    run = one or load_run_cached(folder, run_id, key)
     return estimate(items_for(run, qids), _config(folder, key, like), store())
 
 
@@ -328,12 +333,11 @@ def judge_like(folder: str, run_id: str, key: Key) -> str | None:
 
 
 def _config(folder: str, key: Key, like: str | None) -> Any:
-    from evalcore.judge.client import JudgeConfig
-    from evalcore.judge.rerun import config_like
+    from evalcore.judge import JudgeConfig, config_like
 
     if like is None:
         return JudgeConfig()
-    return config_like(store(), _run(folder, like, key))
+    return config_like(store(), load_run_cached(folder, like, key))
 
 
 def rejudge(
@@ -348,9 +352,9 @@ def rejudge(
     """Judge these questions of the run into a new revision (with the judge of run ``like``, if
     named). The key is the environment's, or one typed into this browser session (passed through,
     never stored)."""
-    from evalcore.judge.rerun import rerun
+    from evalcore.judge import rerun
 
-    run = _run(folder, run_id, key)
+    run = load_run_cached(folder, run_id, key)
     config = _config(folder, key, like)
     return rerun(run, store(), config, qids=qids, api_key=api_key or None, on_verdict=on_verdict)
 

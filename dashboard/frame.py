@@ -20,8 +20,7 @@ from dashboard.data import Key, load, runs_folder
 from dashboard.render import md_code, md_escape
 from evalcore import Run
 from evalcore.errors import Problem, redact
-from evalcore.runs.groups import TestSetGroup, find_group
-from evalcore.runs.load import RunEntry, RunFolder
+from evalcore.runs import RunEntry, RunFolder, TestSetGroup, find_group
 from evalcore.words import agree, count
 
 PAGES = [

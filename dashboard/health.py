@@ -12,15 +12,31 @@ import streamlit as st
 from dashboard.data import Key, entries, scores, store
 from dashboard.data import runs as runs_of
 from evalcore.errors import Problems
-from evalcore.judge.client import JudgeConfig
-from evalcore.runs.testset import TestSet, read_testset
-from evalcore.store.candidates import Candidate
-from evalcore.testset import synth
-from evalcore.testset.coverage import Coverage, coverage
-from evalcore.testset.overlap import HIGH, chunk_texts, most_overlapping, overlap_summary, overlap_table
-from evalcore.testset.power import DEFAULT_METRICS, SliceTarget, needed, power_table
-from evalcore.testset.review import write_accepted
-from evalcore.testset.versions import answered_versions, diff, diff_counts
+from evalcore.judge import JudgeConfig
+from evalcore.runs import TestSet, read_testset
+from evalcore.store import Candidate
+from evalcore.testset import (
+    DEFAULT_METRICS,
+    HIGH,
+    Coverage,
+    SliceTarget,
+    SynthResult,
+    answered_versions,
+    chunk_texts,
+    chunks_from_corpus,
+    coverage,
+    diff,
+    diff_counts,
+    most_overlapping,
+    needed,
+    overlap_summary,
+    overlap_table,
+    power_table,
+    synth_plan,
+    synthesize,
+    write_accepted,
+)
+from evalcore.testset import synth_estimate as estimate_synth
 
 __all__ = ["DEFAULT_METRICS", "HIGH", "diff_counts"]
 
@@ -140,15 +156,15 @@ def corpus_of(folder: str) -> Path | None:
 
 
 def synth_estimate(corpus: Path, n: int, multi: float, unanswerable: float) -> str:
-    return synth.estimate(synth.plan(synth.chunks_from_corpus(corpus), n, multi=multi, unanswerable=unanswerable),
+    return estimate_synth(synth_plan(chunks_from_corpus(corpus), n, multi=multi, unanswerable=unanswerable),
                           JudgeConfig(), store())  # fmt: skip
 
 
 def generate(
     corpus: Path, testset_sha: str, n: int, multi: float, unanswerable: float, api_key: str | None, tick: Any
-) -> synth.SynthResult:
-    planned = synth.plan(synth.chunks_from_corpus(corpus), n, multi=multi, unanswerable=unanswerable)
-    return synth.synthesize(store(), testset_sha, planned, JudgeConfig(), api_key=api_key, on_done=tick)
+) -> SynthResult:
+    planned = synth_plan(chunks_from_corpus(corpus), n, multi=multi, unanswerable=unanswerable)
+    return synthesize(store(), testset_sha, planned, JudgeConfig(), api_key=api_key, on_done=tick)
 
 
 def high_overlap(c: Candidate) -> bool:

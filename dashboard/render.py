@@ -13,7 +13,7 @@ import polars as pl
 import streamlit as st
 
 from dashboard.tables import Grid
-from evalcore.metrics.quotes import span
+from evalcore.metrics import span
 from evalcore.question import QuestionDetail
 from evalcore.words import agree as agree  # (re-exported for the pages: pages import dashboard only)
 from evalcore.words import count as count

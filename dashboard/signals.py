@@ -12,9 +12,14 @@ import streamlit as st
 
 from dashboard.data import Key, entries, store
 from dashboard.data import runs as runs_of
-from evalcore.judge.client import JudgeConfig
-from evalcore.signals.alerts import (
+from evalcore.judge import JudgeConfig
+from evalcore.signals import (
+    NAME_DETECTOR,
     Alert,
+    Log,
+    Redaction,
+    case_for,
+    create_review,
     daily_counts,
     detect,
     feedback_reasons,
@@ -22,13 +27,11 @@ from evalcore.signals.alerts import (
     keyword_found_nothing,
     low_top_scores,
     no_answer_series,
+    promote,
+    read_log,
+    redact,
 )
-from evalcore.signals.logs import Log, read_log
-from evalcore.signals.pii import NAME_DETECTOR, Redaction, redact
-from evalcore.signals.promote import case_for, promote
-from evalcore.signals.review import create_review
-from evalcore.testset.overlap import chunk_texts
-from evalcore.testset.review import accepted, write_accepted
+from evalcore.testset import accepted, chunk_texts, write_accepted
 
 __all__ = ["NAME_DETECTOR", "case_for"]
 

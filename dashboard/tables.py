@@ -10,10 +10,9 @@ from typing import Any
 import polars as pl
 
 from evalcore.comparison import STATUSES, SUMMARY_COLUMNS, Comparison, filter_questions
-from evalcore.metrics.catalogue import HEADLINE, metric_info
+from evalcore.metrics import HEADLINE, metric_info
 from evalcore.question import question_choices
-from evalcore.runs.load import Run
-from evalcore.runs.testset import HELDOUT, is_heldout
+from evalcore.runs import HELDOUT, Run, is_heldout
 from evalcore.score import split_applicable
 from evalcore.stats import ALPHA, SMALL_SLICE
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Self
 import streamlit as st
 
 from dashboard import state
-from evalcore.judge.revision import LATEST, RECORDED
+from evalcore.judge import LATEST, RECORDED
 
 Valid = Mapping[str, Callable[[Any], bool | str]]
 

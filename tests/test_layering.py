@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "evalcore._version": 0,
     "evalcore.errors": 0,
     "evalcore.words": 0,  # count words that agree with their numbers
+    "evalcore.faces": 0,  # a package's names, imported on first use
     "evalcore.schema": 0,
     "evalcore.cache": 0,
     "evalcore.stats": 0,
@@ -43,6 +44,7 @@ STANDALONE = {
     "evalcore._version",
     "evalcore.errors",
     "evalcore.words",
+    "evalcore.faces",
     "evalcore.schema",
     "evalcore.cache",
     "evalcore.stats",
@@ -138,7 +140,9 @@ def test_pages_go_through_the_dashboard_package() -> None:
 
 def test_there_is_no_import_cycle() -> None:
     full = _graph()
-    graph = {m: {i for i in imps if i in full and i != m} for m, imps in full.items()}  # (a package names its modules)
+    graph = {
+        m: {i for i in imps if i in full and i != m} for m, imps in full.items()
+    }  # (a package names its modules)
     # Package __init__ files re-export their modules; an edge into a package is an edge to its API.
     seen: dict[str, int] = {}
     stack: list[str] = []
@@ -197,3 +201,87 @@ def test_the_public_api_names_the_functions_whatever_was_imported_first() -> Non
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "True", out.stderr
+
+
+def _package(module: str) -> str:
+    """The package a module belongs to (``evalcore.judge.client`` -> ``evalcore.judge``)."""
+    is_package = (ROOT / Path(*module.split(".")) / "__init__.py").exists()
+    return module if is_package else module.rpartition(".")[0]
+
+
+def _bound_in_face(module: str) -> bool:
+    """``from evalcore.judge import rerun`` reads as importing the module evalcore.judge.rerun, but the
+    face binds the function of that name (see evalcore.faces)."""
+    package, _, name = module.rpartition(".")
+    init = ROOT / Path(*package.split(".")) / "__init__.py"
+    return init.exists() and f"from {module} import {name}\n" in init.read_text(encoding="utf-8")
+
+
+def test_the_dashboard_imports_from_package_faces() -> None:
+    """dashboard/, pages/ and app.py take what they need from ``evalcore``, a subpackage's face
+    (``evalcore.judge``, ``evalcore.calibration``, …) or a top-level module — never from a module
+    inside a subpackage (``evalcore.judge.client``), which is free to move."""
+    bad = []
+    for mod, imports in _graph().items():
+        if not (mod.startswith(("dashboard", "pages")) or mod == "app"):
+            continue
+        for imp in imports:
+            parts = imp.split(".")
+            if parts[0] == "evalcore" and len(parts) > 2 and not _bound_in_face(imp):
+                bad.append(f"{mod} imports {imp}")
+    assert not bad, "import the package face instead:\n" + "\n".join(sorted(bad))
+
+
+def _private_imports(path: Path) -> list[tuple[str, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        (node.module, a.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+        for a in node.names
+        if a.name.startswith("_") and not a.name.startswith("__")
+    ]
+
+
+def test_no_module_imports_another_packages_private_names() -> None:
+    """A ``_name`` is its package's own: ``evalcore.metrics.retrieval`` may use ``_kernel``, the run
+    readers may not (they ask ``retrieval.kernel()``)."""
+    files = [
+        *(ROOT / "evalcore").rglob("*.py"),
+        *(ROOT / "dashboard").rglob("*.py"),
+        *(ROOT / "pages").glob("*.py"),
+        ROOT / "app.py",
+        *(ROOT / "scripts").glob("*.py"),
+        *(ROOT / "benchmarks").glob("*.py"),
+    ]
+    bad = []
+    for path in files:
+        mod = _module_name(path)
+        for source, name in _private_imports(path):
+            if source.split(".")[0] not in ("evalcore", "dashboard"):
+                continue
+            if _package(source) != _package(mod) and _package(f"{source}.{name}") != _package(mod):
+                bad.append(f"{mod}: from {source} import {name}")
+    assert not bad, "\n".join(bad)
+
+
+def test_every_face_name_is_the_owners_whatever_was_imported_first() -> None:
+    """Each subpackage face gives the owner's object for every name it offers, also after all its
+    submodules were imported (a submodule named like a face name would otherwise shadow it)."""
+    code = """
+import importlib, pkgutil, sys, types
+bad = []
+for pkg in ("evalcore.judge", "evalcore.calibration", "evalcore.testset", "evalcore.signals",
+            "evalcore.metrics", "evalcore.runs", "evalcore.store"):
+    p = importlib.import_module(pkg)
+    for info in pkgutil.iter_modules(p.__path__):
+        importlib.import_module(f"{pkg}.{info.name}")
+    for name in p.__all__:
+        value = getattr(p, name)
+        if isinstance(value, types.ModuleType):
+            bad.append(f"{pkg}.{name} is a module")
+print(bad)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

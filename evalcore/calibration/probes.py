@@ -34,12 +34,12 @@ from typing import Any, cast
 from evalcore.judge.client import (
     Item,
     JudgeConfig,
-    _ask,
-    _run,
+    ask_judge,
     cost,
     items_for,
     judge_items,
     make_client,
+    run_sync,
 )
 from evalcore.metrics.quotes import claim_key, scored_verdict
 from evalcore.runs.load import Run
@@ -260,7 +260,7 @@ def probe(
 
             async def again_one(it: Item) -> Verdict:
                 async with sem:
-                    v = await _ask(
+                    v = await ask_judge(
                         client, config, replace(it, qid=f"{it.qid}|retest|again"), it.key(config.model)
                     )
                 store.add(rev, v)
@@ -274,7 +274,7 @@ def probe(
             await client.close()
 
     try:
-        out = _run(go())
+        out = run_sync(go())
     finally:  # what the requests cost, interrupted or not
         paid = [v for v in store.verdicts(rev) if not v.cached]
         store.settle(

@@ -54,4 +54,3 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(sys.stdout, ShownStdout):
             sys.stdout.flush()
             sys.stdout = sys.stdout.inner
-

@@ -198,7 +198,7 @@ async def call(
     return msg, getattr(msg, "_request_id", None), None
 
 
-async def _ask(client: Any, config: JudgeConfig, item: Item, key: str) -> Verdict:
+async def ask_judge(client: Any, config: JudgeConfig, item: Item, key: str) -> Verdict:
     msg, request_id, failed = await call(client, config, request(config, item))
     if failed is not None:
         return Verdict(item.qid, key, False, reason=failed, request_id=request_id)
@@ -293,7 +293,7 @@ def count_tokens(
         finally:
             await client.close()
 
-    return dict(_run(go())) if items else {}
+    return dict(run_sync(go())) if items else {}
 
 
 async def judge_items(
@@ -327,7 +327,7 @@ async def judge_items(
                 if store.take_lease(key, holder, lease):
                     try:
                         if store.cached(key) is None:  # (else judged by the holder that just let go)
-                            v = await _ask(client, config, item, key)
+                            v = await ask_judge(client, config, item, key)
                             store.add(revision_id, v)
                     finally:
                         store.release_lease(key, holder)
@@ -348,7 +348,7 @@ def use_batches(todo: int, config: JudgeConfig, batch: bool | None = None) -> bo
     return bool(todo) and (batch if batch is not None else todo > config.batch_above)
 
 
-def _run(coro: Any) -> Any:
+def run_sync(coro: Any) -> Any:
     """Run a coroutine to its end from synchronous code — also where an event loop is already running
     in this thread (a notebook, a browser-automation session): then on a thread of its own."""
     try:

@@ -11,12 +11,12 @@ from evalcore.judge.batches import judge_in_batches
 from evalcore.judge.client import (
     Item,
     JudgeConfig,
-    _run,
     cost,
     estimate,
     items_for,
     judge_items,
     make_client,
+    run_sync,
 )
 from evalcore.runs.load import Run
 from evalcore.store import Store, Verdict
@@ -111,7 +111,7 @@ def judge_into_revision(
         )
     except BaseException:
         if client is not None:
-            _run(client.close())
+            run_sync(client.close())
         raise
     batched = est.batch
     try:
@@ -120,7 +120,7 @@ def judge_into_revision(
         if reservation is not None:
             store.settle(reservation, 0.0)
         if client is not None:
-            _run(client.close())
+            run_sync(client.close())
         raise
 
     async def go() -> list[Verdict]:
@@ -133,7 +133,7 @@ def judge_into_revision(
                 await client.close()
 
     try:
-        report = RerunReport(rev, _run(go()), batched)
+        report = RerunReport(rev, run_sync(go()), batched)
     except BaseException:
         if reservation is not None:  # interrupted: what was paid is in the verdicts stored so far
             store.settle(reservation, _paid(store.verdicts(rev), config, batched))

@@ -209,7 +209,7 @@ def _hashed_codes(cols: tuple[pl.Series, ...], k: ModuleType) -> tuple[list[np.n
     return [code[a:b] for a, b in itertools.pairwise(bounds)], names
 
 
-def _groups(col: pl.Series) -> tuple[np.ndarray, np.ndarray, pl.Series, np.ndarray | None]:
+def row_groups(col: pl.Series) -> tuple[np.ndarray, np.ndarray, pl.Series, np.ndarray | None]:
     """Rows of ``col`` as runs of equal values: (start, end, value of each run, order). ``order`` is
     None when each value forms one run (the usual layout: a question's rows together); otherwise
     the rows must be taken in ``order`` (stable, by value) for the runs to be whole."""
@@ -273,8 +273,8 @@ def evaluate(
 
     # Each question's rows as one block (run files list them together; if not, they are gathered):
     # only each block's qid needs encoding, and blocks are the kernel's unit of work.
-    starts, ends, run_q, run_order = _groups(run_df["qid"])
-    lab_starts, lab_ends, lab_q, lab_order = _groups(qrels_df["qid"])
+    starts, ends, run_q, run_order = row_groups(run_df["qid"])
+    lab_starts, lab_ends, lab_q, lab_order = row_groups(qrels_df["qid"])
     if run_order is not None:
         run_df = run_df[run_order]
     if lab_order is not None:

@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from evalcore.errors import InputError, Problems
-from evalcore.metrics.retrieval import _groups, categorical, preload
+from evalcore.metrics.retrieval import categorical, kernel, preload, row_groups
 from evalcore.runs.frames import repeats
 from evalcore.words import count
 
@@ -88,13 +88,11 @@ def _compiled(size: int) -> bool:
 
 
 def _scan(mm: mmap.mmap) -> tuple[int, bool]:
-    """(spaces, odd): odd if the file needs the general reader (see ``_kernel.scan_text``)."""
+    """(spaces, odd): odd if the file needs the general reader (see the kernel's ``scan_text``)."""
     if _compiled(len(mm)):
-        from evalcore.metrics import _kernel
-
         view = np.frombuffer(mm, dtype=np.uint8)
         try:
-            spaces, odd = _kernel.scan_text(view)
+            spaces, odd = kernel().scan_text(view)
         finally:
             del view
         return int(spaces), bool(odd)
@@ -132,14 +130,12 @@ def _fast_check(path: Path, kind: str, df: pl.DataFrame) -> tuple[pl.DataFrame, 
 def _has_duplicates(df: pl.DataFrame, codes: np.ndarray) -> bool:
     """Does a (qid, chunk) pair repeat? Each pair as one integer (question block × chunk code),
     counted distinct — integers hash fast, where a (string, string) struct would not."""
-    start, end, _, order = _groups(df["qid"])
+    start, end, _, order = row_groups(df["qid"])
     if order is not None:
         codes = codes[order]
     n = int(codes.max()) + 1 if codes.size else 0
     if _compiled(codes.size * 40):  # about 40 bytes a line
-        from evalcore.metrics import _kernel
-
-        return bool(_kernel.first_repeat(start, end, codes, n) >= 0)
+        return bool(kernel().first_repeat(start, end, codes, n) >= 0)
     block = np.repeat(np.arange(start.size, dtype=np.int64), end - start)
     key = pl.Series(block * n + codes.astype(np.int64))
     return key.n_unique() != key.len()

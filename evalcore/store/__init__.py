@@ -25,15 +25,21 @@ from typing import Any
 from evalcore.access import Budget, Identity, local_identity
 from evalcore.errors import SetupError
 from evalcore.store.audit import AuditRow, OverBudget, holder_id
-from evalcore.store.candidates import CandidateStore
+from evalcore.store.candidates import Candidate, CandidateStore
 from evalcore.store.db import Postgres, connect, is_url
-from evalcore.store.labels import LabelStore
+from evalcore.store.labels import ItemRow, LabelRow, LabelStore, QuotaFull, SessionClosed, SessionRow
 
 __all__ = [
     "AuditRow",
+    "Candidate",
+    "ItemRow",
+    "LabelRow",
     "OpenBatch",
     "OverBudget",
+    "QuotaFull",
     "Revision",
+    "SessionClosed",
+    "SessionRow",
     "Store",
     "Verdict",
     "default_path",

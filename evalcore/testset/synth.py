@@ -287,10 +287,10 @@ def synthesize(
             finally:
                 await client.close()
 
-        from evalcore.judge.client import _run
+        from evalcore.judge.client import run_sync
 
         try:
-            _run(go())
+            run_sync(go())
         finally:
             store.settle(reservation, cost(config, usage[0], usage[1]))
     return SynthResult(queued[0] + cached, cached, failed)
