@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from make_sample_runs import BM25, OUT, build_cases, build_docs, retrieve, tokens
+from sample_corpus import BM25, OUT, build_cases, build_docs, retrieve, tokens
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
 DAYS = 28

@@ -285,3 +285,25 @@ print(bad)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_the_scripts_import_each_other_without_a_cycle() -> None:
+    """scripts/ import their siblings by bare name (sample_corpus, sample_kb); make_sample_runs and
+    make_sample_log once imported each other."""
+    scripts = {p.stem: p for p in (ROOT / "scripts").glob("*.py")}
+    graph = {
+        name: {i.split(".")[0] for i in _imports(path)} & set(scripts) - {name}
+        for name, path in scripts.items()
+    }
+    assert graph["make_sample_runs"] >= {"make_sample_log", "sample_corpus"}
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, "import cycle: " + " -> ".join((*path, name))
+        if name not in done:
+            for nxt in sorted(graph[name]):
+                visit(nxt, (*path, name))
+            done.add(name)
+
+    for name in sorted(graph):
+        visit(name, ())
