@@ -173,8 +173,7 @@ def delta_grid(table: pl.DataFrame, metrics: list[str]) -> Grid:
     """Two runs: each cell the mean paired delta, ★ when significant after Holm, † for a small slice;
     coloured by improvement (the catalogue's ``better``), so a lower-is-better metric that fell is blue."""
     text = [
-        f"{r['delta']:+.3f}{'★' if r['p_holm'] is not None and r['p_holm'] < SIGNIFICANT else ''}"
-        f"{' †' if r['small'] else ''}<br>n={r['n']}"
+        f"{r['delta']:+.3f}{'★' if r['significant'] else ''}{' †' if r['small'] else ''}<br>n={r['n']}"
         if r["delta"] is not None
         else ""
         for r in table.iter_rows(named=True)
@@ -185,32 +184,17 @@ def delta_grid(table: pl.DataFrame, metrics: list[str]) -> Grid:
 
 
 def _significance() -> pl.Expr:
-    """A summary row's significance in words: '★ worse', '★ better', '★ moved' (no direction), or ''."""
-    significant = pl.col("p_holm") < SIGNIFICANT
-    return (
-        pl.when(significant & (pl.col("better") < 0))
-        .then(pl.lit("★ worse"))
-        .when(significant & (pl.col("better") > 0))
-        .then(pl.lit("★ better"))
-        .when(significant)
-        .then(pl.lit("★ moved"))
-        .otherwise(pl.lit(""))
-    )
+    """A summary row's verdict (the comparison decides it) marked: '★ worse', '★ better', '★ moved', or ''."""
+    return pl.when(pl.col("significant")).then(pl.lit("★ ") + pl.col("verdict")).otherwise(pl.lit(""))
+
+
+ORDER = {"worse": 0, "better": 1, "moved": 2}  # significant regressions first, then improvements
 
 
 def compare_summary(cmp: Comparison) -> pl.DataFrame:
     """The per-metric summary as the Compare page shows it: significant regressions first (worst
     first), then significant improvements, then the rest; ``sig`` says which in words."""
-    significant = pl.col("p_holm") < SIGNIFICANT
-    order = (
-        pl.when(significant & (pl.col("better") < 0))
-        .then(0)
-        .when(significant & (pl.col("better") > 0))
-        .then(1)
-        .when(significant)
-        .then(2)
-        .otherwise(3)
-    )
+    order = pl.col("verdict").replace_strict(ORDER, default=3, return_dtype=pl.Int64)
     applicable_rows, _ = split_applicable(cmp.summary)  # a metric no question has is named, not shown
     return (
         (
@@ -239,19 +223,13 @@ def chart_defaults(available: list[str] | tuple[str, ...]) -> list[str]:
 
 
 def significant_moves(cmp: Comparison) -> pl.DataFrame:
-    """The metrics that moved significantly (Holm-corrected p < SIGNIFICANT), regressions first, worst first;
+    """The metrics that moved significantly (the comparison's verdicts), regressions first, worst first;
     with ``change`` in words: 'worse', 'better', or 'moved' for a rate with no direction. Judged
     metrics of runs judged by different judges are left out (the caller shows ``cmp.judge_change``)."""
     return (
         # (a judged metric of two runs judged by different judges compares the judges: never a move)
-        cmp.summary.filter((pl.col("p_holm") < SIGNIFICANT) & pl.col("comparable"))
-        .with_columns(
-            change=pl.when(pl.col("better").is_null())
-            .then(pl.lit("moved"))
-            .when(pl.col("better") < 0)
-            .then(pl.lit("worse"))
-            .otherwise(pl.lit("better"))
-        )
+        cmp.summary.filter(pl.col("significant"))
+        .with_columns(change=pl.col("verdict"))
         .sort(pl.col("better").fill_null(0.0), "metric")
         .select("metric", "change", "n", "baseline", "candidate", "delta", "ci_low", "ci_high", "p_holm")
     )

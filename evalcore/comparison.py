@@ -12,7 +12,7 @@ once. Per question: which labeled chunks left or entered the top k, and where a 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -25,7 +25,7 @@ from evalcore.runs.groups import describe_left_out, same_test_set, shared_questi
 from evalcore.runs.load import Run
 from evalcore.runs.testset import is_heldout
 from evalcore.score import metric_columns, score_run, slice_frame
-from evalcore.stats import SMALL_SLICE, bootstrap_ci, holm, paired_randomization_test
+from evalcore.stats import ALPHA, SMALL_SLICE, bootstrap_ci, holm, paired_randomization_test
 from evalcore.words import count
 
 
@@ -42,6 +42,18 @@ class Comparison:
     # Set when the two runs were judged by different judges (model, prompt or schema): the judged
     # metrics then compare the judges, not the systems. Says how to re-judge the baseline.
     judge_change: str | None = None
+    # The significance level every verdict of this report is decided at (``with_alpha`` for another).
+    alpha: float = ALPHA
+
+    def __post_init__(self) -> None:
+        if "verdict" not in self.summary.columns:  # (a report built from a bare summary decides too)
+            object.__setattr__(self, "summary", decide(self.summary, self.alpha))
+
+    def with_alpha(self, alpha: float) -> Comparison:
+        """The same report with every verdict decided at ``alpha`` (a gate policy's level)."""
+        if alpha == self.alpha:
+            return self
+        return replace(self, alpha=alpha, summary=decide(self.summary.drop(*DECIDED), alpha))
 
     @property
     def note(self) -> str:
@@ -78,11 +90,14 @@ class Comparison:
 
         b, c = self.baseline, self.candidate
         if b.source_key is None or c.source_key is None:
-            return compute()
-        # Ten thousand permutations per cell add up (56 cells: over a second), so the table is kept
-        # on disk like the scores; the key names every input.
-        key = f"{b.source_key}|{c.source_key}|{b.testset.sha256}|{c.testset.sha256}|{self.k}|{chosen}|{tag}|{permutations}|{code_version()}"
-        return cached_frame("by_slice", key, compute)
+            table = compute()
+        else:
+            # Ten thousand permutations per cell add up (56 cells: over a second), so the table is kept
+            # on disk like the scores; the key names every input.
+            key = f"{b.source_key}|{c.source_key}|{b.testset.sha256}|{c.testset.sha256}|{self.k}|{chosen}|{tag}|{permutations}|{code_version()}"
+            table = cached_frame("by_slice", key, compute)
+        comparable = self.summary.select("metric", "comparable")
+        return decide(table.join(comparable, on="metric", how="left"), self.alpha)
 
 
 def incomparable(baseline: Run, candidate: Run) -> str | None:
@@ -308,6 +323,47 @@ def _summarise(df: pl.DataFrame, metrics: list[str], *, group: str, permutations
     it = iter(adj.tolist())
     p_holm = [next(it) if p is not None else None for p in p_holm]
     return out.with_columns(p_holm=pl.Series(p_holm, dtype=pl.Float64))
+
+
+# A summary row's verdict, decided here once for every surface (CLI, gate, dashboard, reports):
+VERDICTS = ("worse", "better", "moved", "no change", "not comparable", "no data")
+DECIDED = ("significant", "verdict")  # the columns :func:`decide` adds
+
+
+def decide(summary: pl.DataFrame, alpha: float) -> pl.DataFrame:
+    """A summary (or by-slice) table with each row's decision: ``significant`` (Holm-corrected p below
+    ``alpha``, and comparable) and ``verdict`` — 'worse' or 'better' by the metric's direction, 'moved'
+    for a rate with none, 'no change' when not significant, 'not comparable' when the judge changed,
+    'no data' when no question has the metric in both runs."""
+    if "better" not in summary.columns:  # the delta by the metric's direction (catalogue)
+        summary = summary.with_columns(
+            better=pl.Series(
+                [
+                    None if d is None else metric_info(m).better(d)
+                    for m, d in zip(
+                        summary["metric"],
+                        summary["delta"] if "delta" in summary.columns else [None] * summary.height,
+                        strict=True,
+                    )
+                ],
+                dtype=pl.Float64,
+            )
+        )
+    comparable = pl.col("comparable") if "comparable" in summary.columns else pl.lit(True)
+    significant = pl.col("p_holm").is_not_null() & (pl.col("p_holm") < alpha) & comparable.fill_null(True)
+    return summary.with_columns(significant=significant).with_columns(
+        verdict=pl.when(~comparable.fill_null(True))
+        .then(pl.lit("not comparable"))
+        .when(pl.col("n") == 0)
+        .then(pl.lit("no data"))
+        .when(~pl.col("significant"))
+        .then(pl.lit("no change"))
+        .when(pl.col("better").is_null())
+        .then(pl.lit("moved"))
+        .when(pl.col("better") < 0)
+        .then(pl.lit("worse"))
+        .otherwise(pl.lit("better"))
+    )
 
 
 STATUSES = ("regressed", "mixed", "improved", "unchanged")

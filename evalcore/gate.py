@@ -149,6 +149,7 @@ class GateResult:
 def run_gate(cmp: Comparison, policy: GatePolicy, *, allow_judge_change: bool = False) -> GateResult:
     """Apply ``policy`` to a comparison. When the runs' judges differ, the judged metrics are not
     gated (status ``incomparable``, exit 2) unless ``allow_judge_change``."""
+    cmp = cmp.with_alpha(policy.alpha)  # the report decides significance, at the policy's level
     summary = {r["metric"]: r for r in cmp.summary.iter_rows(named=True)}
     checks = []
     for rule in policy.rules:
@@ -179,7 +180,7 @@ def run_gate(cmp: Comparison, policy: GatePolicy, *, allow_judge_change: bool = 
         better = metric_info(rule.metric).better(row["delta"])
         drop = -better if better is not None else 0.0
         over = drop > rule.max_drop + EPS
-        significant = row["p_holm"] is not None and row["p_holm"] < policy.alpha
+        significant = bool(row["significant"])
         failed = over and (significant or not policy.require_significance)
         status = "pass" if not failed else ("fail" if rule.severity == "fail" else "warn")
         checks.append(

@@ -131,9 +131,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"NOT COMPARABLE: {cmp.judge_change}")
     summ = cmp.by_slice(args.by, permutations=args.permutations) if args.by else cmp.summary
     cols = ["slice"] if args.by else []
-    if "comparable" not in summ.columns:
-        summ = summ.join(cmp.summary.select("metric", "comparable"), on="metric", how="left")
-    shown = summ.filter(pl.col("n") > 0).select(*cols, *SUMMARY_COLUMNS, "comparable")
+    shown = summ.filter(pl.col("n") > 0).select(*cols, *SUMMARY_COLUMNS, "verdict", "comparable")
     # A rate with no better direction neither improves nor regresses: "–", not null.
     shown = shown.with_columns([pl.col(c).cast(pl.String).fill_null("–") for c in ("improved", "regressed")])
     if cmp.judge_change:
@@ -146,11 +144,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 .otherwise(pl.lit("–"))
                 .alias(c)
                 for c in blank
-            ],
-            note=pl.when(pl.col("comparable"))
-            .then(pl.lit(""))
-            .otherwise(pl.lit("not comparable: judge changed")),
-        )  # FORMAT: skip
+            ]
+        )
     print(render_table(shown.drop("comparable"), "table"))
     _not_applicable(summ)
     for line in _standing(cand, args):
