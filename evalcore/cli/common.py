@@ -161,3 +161,14 @@ def mirror_urls(args: argparse.Namespace) -> None:
     for name, value in vars(args).items():
         if name not in ("func", "store"):
             setattr(args, name, local(value, name))
+
+
+def add_timeout(parser: argparse.ArgumentParser) -> None:
+    """``--timeout`` for a command that sends requests to the judge model; the default is the judge's
+    own (:class:`evalcore.judge.JudgeConfig`), read without importing the judge at start-up."""
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds a request may take before it is retried (then failed, with its reason; default 60)",
+    )

@@ -14,6 +14,7 @@ from evalcore.cli.common import (
     EXIT_OK,
     FORMAT,
     STORE_HELP,
+    add_timeout,
     load_run_arg,
     open_store,
     render_table,
@@ -46,7 +47,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         **({"model": model} if model else {}),
         concurrency=args.concurrency,
         batch_poll=args.poll,
-        timeout=args.timeout,
+        timeout=args.timeout or JudgeConfig.timeout,
     )
     with open_store(args.store) as store:
         items = items_for(run, qids)
@@ -192,7 +193,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     config = JudgeConfig()
     if args.model:
         config = replace(config, model=args.model)
-    config = replace(config, concurrency=args.concurrency, timeout=args.timeout)
+    config = replace(config, concurrency=args.concurrency, timeout=args.timeout or config.timeout)
     with open_store(args.store) as store:
         print(plan(run, store, config, names, args.n))
         if args.dry_run:
@@ -232,12 +233,7 @@ def add_parsers(sub: Any) -> None:
         "than 500 questions are not in the cache",
     )
     s.add_argument("--poll", type=float, default=30.0, help="seconds between polls of a batch (default 30)")
-    s.add_argument(
-        "--timeout",
-        type=float,
-        default=60.0,
-        help="seconds a request may take before it is retried (then failed, with its reason; default 60)",
-    )
+    add_timeout(s)
     s.add_argument("--store", help=STORE_HELP)
     s.set_defaults(func=cmd_judge)
 
@@ -255,12 +251,7 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("--model", help="the judge model (pinned by default)")
     s.add_argument("--concurrency", type=int, default=16, help="requests at once (default 16)")
     s.add_argument("--dry-run", action="store_true", help="print what it would send and cost; send nothing")
-    s.add_argument(
-        "--timeout",
-        type=float,
-        default=60.0,
-        help="seconds a request may take before it is retried (then failed, with its reason; default 60)",
-    )
+    add_timeout(s)
     s.add_argument("--store", help=STORE_HELP)
     s.set_defaults(func=cmd_probe)
 

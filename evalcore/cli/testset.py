@@ -15,6 +15,7 @@ from evalcore.cli.common import (
     EXIT_FAIL,
     EXIT_OK,
     STORE_HELP,
+    add_timeout,
     load_run_arg,
     open_store,
     render_table,
@@ -208,7 +209,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
         config = replace(config, model=args.model)
     if args.concurrency:
         config = replace(config, concurrency=args.concurrency)
-    config = replace(config, timeout=args.timeout)
+    config = replace(config, timeout=args.timeout or config.timeout)
     planned = plan(chunks, args.n, multi=args.multi_chunk, unanswerable=args.unanswerable, seed=args.seed)
     with open_store(args.store) as store:
         print(estimate(planned, config, store))
@@ -358,11 +359,6 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("--model", help="the model (default: the judge's pinned model)")
     s.add_argument("--concurrency", type=int)
     s.add_argument("--dry-run", action="store_true", help="print the estimate and stop")
-    s.add_argument(
-        "--timeout",
-        type=float,
-        default=60.0,
-        help="seconds a request may take before it is retried (then failed, with its reason; default 60)",
-    )
+    add_timeout(s)
     s.add_argument("--store", help=STORE_HELP)
     s.set_defaults(func=cmd_synth)
