@@ -31,6 +31,7 @@ import polars as pl
 from evalcore.comparison import Comparison
 from evalcore.metrics.catalogue import EPS, metric_info, retrieval_only
 from evalcore.stats import ALPHA
+from evalcore.words import agree
 
 DEFAULT_TOLERANCES: dict[str, tuple[float, str]] = {
     "R@5": (0.02, "fail"),
@@ -215,7 +216,10 @@ def run_gate(cmp: Comparison, policy: GatePolicy, *, allow_judge_change: bool = 
             if metric_info(m).regressed(r[f"{m}_delta"]):
                 reasons.append(f"{m} {r[f'{m}_base']:.3f} → {r[f'{m}_cand']:.3f}")
         if r["left_top_k"]:
-            reasons.append(f"labeled chunk(s) left the top {cmp.k}: {', '.join(r['left_top_k'])}")
+            left = r["left_top_k"]
+            reasons.append(
+                f"{agree(len(left), 'a labeled chunk', 'labeled chunks')} left the top {cmp.k}: {', '.join(left)}"
+            )
         if not r["answerable"] and r.get("abstention_base") == 1 and r.get("abstention_cand") == 0:
             reasons.insert(0, "unanswerable question stopped abstaining")
         must.append(

@@ -14,6 +14,7 @@ from dashboard.frame import (
     setup,
 )
 from dashboard.render import (
+    agree,
     chunks_side_by_side,
     claim_list,
     count,
@@ -275,12 +276,14 @@ if case["split"] == tables.HELDOUT:
 st.markdown(reference_md(case))
 if row["left_top_k"]:
     st.error(
-        f"Labeled chunk(s) that left the top {k}: " + ", ".join(md_code(c) for c in row["left_top_k"]),
+        f"{agree(len(row['left_top_k']), 'A labeled chunk', 'Labeled chunks')} that left the top {k}: "
+        + ", ".join(md_code(c) for c in row["left_top_k"]),
         icon=":material/trending_down:",
     )
 if row["entered_top_k"]:
     st.success(
-        f"Labeled chunk(s) that entered the top {k}: " + ", ".join(md_code(c) for c in row["entered_top_k"]),
+        f"{agree(len(row['entered_top_k']), 'A labeled chunk', 'Labeled chunks')} that entered the top {k}: "
+        + ", ".join(md_code(c) for c in row["entered_top_k"]),
         icon=":material/trending_up:",
     )
 for name_, d_ in (("Baseline", bd), ("Candidate", cd)):

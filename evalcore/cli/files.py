@@ -100,11 +100,16 @@ def cmd_trec(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from evalcore.runs.importers import import_ragas, import_ragchecker, import_trec
+    from evalcore.runs.importers import import_ragas, import_ragchecker, import_trace_files, import_trec
 
     ts = Path(args.testset) if args.testset else Path(args.out) / "testset.jsonl"
     existed = ts.exists()
-    if args.source == "trec":
+    if args.source == "traces":
+        done = import_trace_files(args.files, args.out, run_id=args.run_id, testset=args.testset)
+        print_problems(done.problems)
+        folder = done.folder
+        print(f"read {count(done.traces, 'trace')}; production log {done.log} (for Signals)")
+    elif args.source == "trec":
         folder = import_trec(args.qrels, args.run, args.out, run_id=args.run_id, testset=args.testset)
     elif args.source == "ragchecker":
         folder = import_ragchecker(args.file, args.out, run_id=args.run_id, testset=args.testset)
@@ -182,5 +187,15 @@ def add_parsers(sub: Any) -> None:
     c.add_argument("file", help="the checker's output JSON")
     c.add_argument("--out", required=True, help=OUT_HELP)
     c.add_argument("--run-id", help="the run's folder name and id (default: the file's name)")
+    c.add_argument("--testset", help=TESTSET_HELP)
+    c.set_defaults(func=cmd_import)
+    c = isub.add_parser(
+        "traces",
+        help="traces: OTLP JSON with OpenInference attributes (Phoenix, Arize, OpenLLMetry), Phoenix span "
+        "exports, Langfuse exports; a run plus a production log (OUT/logs/RUN_ID.jsonl) for Signals",
+    )
+    c.add_argument("files", nargs="+", help="trace files (.json, .jsonl, .parquet)")
+    c.add_argument("--out", required=True, help=OUT_HELP)
+    c.add_argument("--run-id", help="the run's folder name and id (default: the first file's name)")
     c.add_argument("--testset", help=TESTSET_HELP)
     c.set_defaults(func=cmd_import)

@@ -179,7 +179,7 @@ def shared_questions(baseline: TestSet, candidate: TestSet) -> tuple[list[str], 
 
 
 def describe_left_out(left_out: dict[str, int]) -> str:
-    """``"3 question(s) left out: 2 labels changed, 1 only in the candidate's version"``, or ""."""
+    """``"3 questions left out: 2 labels changed, 1 only in the candidate's version"``, or ""."""
     if not left_out:
         return ""
     total = sum(left_out.values())

@@ -15,9 +15,9 @@ instead (Ragas rows are matched to its questions by text, TREC queries by qid).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,8 @@ import polars as pl
 
 from evalcore.errors import InputError, Problem
 from evalcore.runs.trec import read_trec
-from evalcore.runs.writer import RunWriter
+from evalcore.runs.writer import RunWriter, chunk_id_for
+from evalcore.words import count
 
 RAGAS_TEXT_COLUMNS = {"user_input", "retrieved_contexts", "response", "reference", "reference_contexts"}
 # Ragas 0.1 named the columns after the question, not the user: same meaning, older names.
@@ -38,11 +39,6 @@ RAGAS_01_NAMES = {
     "ground_truths": "reference",
 }
 RAGAS_REQUIRED = ("user_input", "retrieved_contexts")
-
-
-def chunk_id_for(text: str) -> str:
-    """A stable chunk id for a chunk known only by its text."""
-    return "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _write_testset(path: Path, lines: list[str], source: str, match: str) -> None:
@@ -644,3 +640,88 @@ def _qids_by_text(testset: Path, rows: list[dict[str, Any]], path: Path) -> dict
     if problems:
         raise InputError(problems)
     return {r["user_input"]: by_text[r["user_input"]] for r in rows}
+
+
+@dataclass(frozen=True)
+class TraceImport:
+    folder: Path  # the run
+    log: Path  # the production log, for Signals
+    traces: int  # read
+    problems: list[Problem]  # what was left out or read without its chunks, by trace and span id
+
+
+def import_trace_files(
+    paths: list[str | Path], out: str | Path, *, run_id: str | None = None, testset: str | Path | None = None
+) -> TraceImport:
+    """Traces (OTLP JSON with OpenInference attributes, Phoenix span exports, Langfuse exports; see
+    :mod:`evalcore.runs.traces`) into a run — ``out/testset.jsonl`` (unlabeled: one question a trace)
+    and ``out/<run_id>/`` — and a production log, ``out/logs/<run_id>.jsonl``, for Signals. A trace
+    that could not be read is named in ``problems``; with none readable, :class:`InputError`."""
+    from evalcore.runs.traces import read_traces
+
+    out = Path(out)
+    found, problems = read_traces(paths)
+    if not found:
+        problems.error(str(paths[0]), "no trace with a question could be read", hint="see the lines above")
+        raise InputError(problems.items)
+    rid = _run_id(run_id or Path(paths[0]).stem)
+    folder = _run_folder(out, rid)
+    log = out / "logs" / f"{rid}.jsonl"
+    if log.exists():
+        msg = f"{log} already exists; pass another --run-id (imports never overwrite a file)"
+        raise FileExistsError(msg)
+    qid_of = (
+        _qids_by_text(Path(testset), [{"user_input": i.question} for i in found], Path(paths[0]))
+        if testset is not None
+        else None
+    )
+    cases, records = [], []
+    for i in found:
+        qid = qid_of[i.question] if qid_of is not None else f"tr-{i.trace_id[:16]}"
+        cases.append(
+            {
+                "qid": qid,
+                "question": i.question,
+                "relevant": {},
+                "answerable": True,  # a production question has no chunk labels: retrieval unscored
+                "tags": {
+                    "type": "unknown",
+                    "topic": "unknown",
+                    "source": "real",
+                    "origin": "production trace",
+                },
+            }
+        )
+        seen: dict[str, dict[str, Any]] = {}
+        for c in i.retrieved:
+            seen.setdefault(c["chunk_id"], c)
+        records.append(
+            (
+                qid,
+                {
+                    "retrieved": list(seen.values()),
+                    "answer": i.answer,
+                    **({"latency_ms": i.latency_ms} if i.latency_ms is not None else {}),
+                    **({"tokens": i.tokens} if i.tokens else {}),
+                },
+            )
+        )
+    models = sorted({i.model for i in found if i.model})
+    notes = (
+        f"Imported from {count(len(found), 'trace')} ({', '.join(Path(p).name for p in paths)}): the root span's "
+        "input is the question, the first retriever span's documents the retrieved chunks, the answer the "
+        f"root's (or the last LLM span's) output{'; model ' + ', '.join(models) if models else ''}. No chunk "
+        "labels, so retrieval metrics are not computed."
+    )
+    _write_import(
+        out, folder, rid, testset, cases, records, f"the traces {Path(paths[0]).name}", "traces",
+        notes=notes, external=[],
+    )  # fmt: skip
+    log.parent.mkdir(parents=True, exist_ok=True)
+    tmp = log.with_suffix(".jsonl.tmp")
+    tmp.write_text(
+        "".join(json.dumps(i.log_record(), ensure_ascii=False) + "\n" for i in found), encoding="utf-8"
+    )
+    os.replace(tmp, log)
+    # A trace left out does not stop the import: said as a warning, by its trace and span ids.
+    return TraceImport(folder, log, len(found), [replace(p, severity="warning") for p in problems.items])

@@ -16,6 +16,7 @@ An existing run folder is never overwritten.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -173,3 +174,8 @@ class RunWriter:
     ) -> None:
         if exc_type is None:
             self.close()
+
+
+def chunk_id_for(text: str) -> str:
+    """A stable chunk id for a chunk known only by its text (imports from tools that keep no ids)."""
+    return "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]

@@ -118,8 +118,8 @@ def history_note(series: pl.DataFrame, baseline: timedelta = BASELINE) -> str | 
     """Why no period could be judged, when none could (too little history), else None."""
     if series.height <= MIN_BASELINE or int(series["questions"].sum()) < MIN_BASE_QUESTIONS:
         return (
-            f"too little history to judge: {count(series.height, 'period')} and {int(series['questions'].sum())} "
-            f"question(s); an alert needs {MIN_BASELINE} earlier periods with {MIN_BASE_QUESTIONS}+ questions "
+            f"too little history to judge: {count(series.height, 'period')} and "
+            f"{count(int(series['questions'].sum()), 'question')}; an alert needs {MIN_BASELINE} earlier periods with {MIN_BASE_QUESTIONS}+ questions "
             f"within {baseline.days} days"
         )
     return None

@@ -247,7 +247,7 @@ def test_must_pass_questions_fail_with_every_reason_in_order() -> None:
     res = run_gate(cmp, policy)
     got = {m["qid"]: (m["status"], m["reasons"]) for m in res.must_pass}
     assert got == {
-        "q1": ("fail", ["R@5 0.500 → 0.000", "labeled chunk(s) left the top 5: c1, c2"]),
+        "q1": ("fail", ["R@5 0.500 → 0.000", "labeled chunks left the top 5: c1, c2"]),
         "q2": ("fail", ["unanswerable question stopped abstaining", "faithfulness 0.500 → 0.000"]),
         "q3": ("fail", ["false_refusal 0.500 → 1.000"]),
         "q4": ("pass", []),
