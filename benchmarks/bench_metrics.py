@@ -1,7 +1,12 @@
-"""Retrieval metrics at scale: evalcore vs pytrec_eval (and ranx where installed).
+"""Retrieval metrics at scale: evalcore vs pytrec_eval, ir_measures and ranx (each where installed:
+`pip install ranx ir_measures`), side by side.
 
-    python benchmarks/bench_metrics.py                   # 100,000 questions x 100 chunks, graded labels
-    python benchmarks/bench_metrics.py --queries 10000   # quicker
+    python benchmarks/bench_metrics.py                            # 100,000 questions x 100 chunks
+    python benchmarks/bench_metrics.py --queries 100000,1000000   # both sizes, one table each
+    python benchmarks/bench_metrics.py --queries 10000            # quicker
+
+A tool that runs out of the memory limit (--memory-gb, default 20, of this machine's 24) is reported
+so, not waited for.
 
 Each measurement runs in its own process (so peak memory is that tool's alone), three times; the table
 shows the median time, the peak resident memory and the largest per-query difference from evalcore.
@@ -41,9 +46,12 @@ OURS = ["P@10", "R@100", "nDCG@10", "AP", "RR"]
 TREC = ["P_10", "recall_100", "ndcg_cut_10", "map", "recip_rank"]
 # trec_eval's default set, and every all_trec measure both tools compute (per query; the summary-only
 # and string ones are left to evalcore).
+PYTREC_LACKS = ("rbp", "rbp_resid", "unj")  # trec_eval 10's, not in pytrec_eval's older trec_eval
 SETS = {
     "official": [m for m in OFFICIAL if m not in ("runid", "num_q")],
-    "all_trec": [m for m in ALL_TREC if m not in (*NOT_IMPLEMENTED, "runid", "num_q", "relstring")],
+    "all_trec": [
+        m for m in ALL_TREC if m not in (*NOT_IMPLEMENTED, *PYTREC_LACKS, "runid", "num_q", "relstring")
+    ],
 }
 
 
@@ -72,7 +80,9 @@ def child(tool: str, mode: str, qp: str, rp: str, out: str) -> None:
         from evalcore.trec_eval import format_rows, parse_trec_measures, trec_eval
 
         t = time.perf_counter()  # what `evalcore trec -m <set> QRELS RUN` does after its imports
-        _per_q, summary = trec_eval(read_trec(qp, rp), parse_trec_measures(SETS[mode]), per_query=False)
+        _per_q, summary = trec_eval(
+            read_trec(qp, rp), parse_trec_measures(SETS[mode]), per_query=False, levels="x86"
+        )  # (pytrec_eval's trec_eval counts recall levels as x86-64 builds of trec_eval 9 do)
         text = format_rows(summary)
         secs = time.perf_counter() - t
         Path(out).write_text(text)
@@ -130,6 +140,25 @@ def child(tool: str, mode: str, qp: str, rp: str, out: str) -> None:
             Path(out).write_text(json.dumps(means))
         else:
             pl.DataFrame([{"qid": q, **{m: v[m] for m in TREC}} for q, v in res.items()]).write_parquet(out)
+    elif tool == "ir_measures":
+        import ir_measures
+        from ir_measures import AP, RR, P, R, nDCG
+
+        measures = [P @ 10, R @ 100, nDCG @ 10, AP, RR]
+        if mode == "compute":
+            im_qrels = list(ir_measures.read_trec_qrels(qp))
+            im_run = list(ir_measures.read_trec_run(rp))
+            t = time.perf_counter()
+            values = list(ir_measures.iter_calc(measures, im_qrels, im_run))
+        else:
+            t = time.perf_counter()
+            values = list(
+                ir_measures.iter_calc(
+                    measures, ir_measures.read_trec_qrels(qp), ir_measures.read_trec_run(rp)
+                )
+            )
+        secs = time.perf_counter() - t
+        del values
     elif tool == "ranx":
         import ranx
 
@@ -147,7 +176,8 @@ def child(tool: str, mode: str, qp: str, rp: str, out: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--queries", type=int, default=100_000)
+    ap.add_argument("--queries", default="100000", help="comma-separated sizes, e.g. 100000,1000000")
+    ap.add_argument("--memory-gb", type=float, default=20.0, help="each tool's address-space limit")
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
@@ -155,29 +185,45 @@ def main() -> None:
     if args.child:
         child(*args.child)
         return
-    qp, rp = generate(args.queries, args.depth)
-    tools = ["evalcore", "pytrec_eval"]
-    try:
-        import ranx  # noqa: F401
+    for size in (int(q) for q in str(args.queries).split(",")):
+        table(size, args)
 
-        tools.append("ranx")
-    except ImportError:
-        pass
+
+def _limited(gb: float) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (int(gb * 2**30), int(gb * 2**30)))
+
+
+def table(queries: int, args: argparse.Namespace) -> None:
+    qp, rp = generate(queries, args.depth)
+    tools = ["evalcore", "pytrec_eval"]
+    for name in ("ir_measures", "ranx"):
+        try:
+            __import__(name)
+            tools.append(name)
+        except ImportError:
+            print(f"({name} not installed: pip install {name})")
     rows = []
     for mode in ("compute", "end to end", "official", "all_trec"):
         for tool in tools:
-            if mode in SETS and tool == "ranx":
+            if mode in SETS and tool in ("ranx", "ir_measures"):
                 continue
-            runs = []
-            out = DATA / f"out-{tool}-{mode.replace(' ', '')}.parquet"
+            runs: list[dict[str, float]] = []
+            out = DATA / f"out-{queries}-{tool}-{mode.replace(' ', '')}.parquet"
             for _ in range(args.repeat):
                 p = subprocess.run(
                     [sys.executable, __file__, "--child", tool, mode, str(qp), str(rp), str(out)],
                     capture_output=True,
                     text=True,
-                    check=True,
+                    preexec_fn=lambda: _limited(args.memory_gb),
                 )
+                if p.returncode != 0:
+                    runs = []
+                    print(f"{tool} {mode} at {queries:,}: failed ({p.stderr.strip().splitlines()[-1][:120]})")
+                    break
                 runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+            if not runs:
+                rows.append((mode, tool, float("nan"), float("nan"), out))
+                continue
             rows.append(
                 (
                     mode,
@@ -195,7 +241,7 @@ def main() -> None:
         if tool == "evalcore" and mode not in SETS
     }
     print(
-        f"\n{args.queries:,} questions x {args.depth} retrieved chunks, graded labels (0-3), tied scores; "
+        f"\n{queries:,} questions x {args.depth} retrieved chunks, graded labels (0-3), tied scores; "
         f"median of {args.repeat} runs, measures {', '.join(TREC)}\n"
     )
     print(
@@ -205,9 +251,12 @@ def main() -> None:
     for mode, tool, secs, peak, out in rows:
         base = next(s for m, t, s, *_ in rows if m == mode and t == "evalcore")
         diff = "–"
+        if secs != secs:  # failed: no time, no values
+            print(f"| {mode:<10} | {tool:<12} | {'failed':>9} | {'–':>11} | {'–':>8} | {'–':>10} |")
+            continue
         if mode in SETS and tool == "pytrec_eval":
-            diff = _summary_diff(DATA / f"out-evalcore-{mode}.parquet", out)
-        elif tool != "evalcore" and out.exists() and tool != "ranx":
+            diff = _summary_diff(DATA / f"out-{queries}-evalcore-{mode}.parquet", out)
+        elif tool == "pytrec_eval" and out.exists():
             other = pl.read_parquet(out).sort("qid")
             mine = ref[mode]
             diff = f"{max(float((mine[m] - other[m]).abs().max()) for m in TREC):.1e}"  # type: ignore[arg-type]

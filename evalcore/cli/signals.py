@@ -12,6 +12,8 @@ import polars as pl
 from evalcore.cli.common import (
     EXIT_FAIL,
     EXIT_OK,
+    STORE_HELP,
+    open_store,
     print_problems,
     usage_error,
 )
@@ -29,6 +31,10 @@ def cmd_signals(args: argparse.Namespace) -> int:
     from evalcore.signals.logs import read_log
 
     target = Path(args.log)
+    from evalcore.signals.volume import is_partitioned
+
+    if is_partitioned(target):
+        return _partitioned(target, args)
     files = sorted(target.glob("*.jsonl")) if target.is_dir() else [target]
     if not files:
         return usage_error(f"{target} holds no .jsonl log")
@@ -101,6 +107,50 @@ def cmd_signals(args: argparse.Namespace) -> int:
     return status
 
 
+def _partitioned(root: Path, args: argparse.Namespace) -> int:
+    """A day-partitioned log (``day=YYYY-MM-DD/``): hourly summaries from the store where a day was
+    read before, new or changed days read (streaming); the same series and alerts as a whole log."""
+    from evalcore.signals.alerts import detect, history_note
+    from evalcore.signals.volume import hourly, no_answer_series_from
+
+    with open_store(args.store) as store:
+        got = hourly(root, store)
+    h = got.hourly
+    series = no_answer_series_from(h, args.every)
+    alerts = detect(series)
+    questions = int(h["questions"].sum())
+    up, down = int(h["up"].sum()), int(h["down"].sum())
+    report = {
+        "log": str(root),
+        "questions": questions,
+        "days_read": got.read,
+        "days_from_store": len(got.kept),
+        "alerts": [a.__dict__ | {"message": a.message()} for a in alerts],
+        "history": history_note(series) if questions else None,
+        "no_answer": series.to_dicts(),
+        "thumbs": {"up": up, "down": down},
+        "keyword_found_nothing": int(h["keyword_zero"].sum()),
+    }
+    status = EXIT_FAIL if args.fail_on_alert and (alerts or not questions) else EXIT_OK
+    if args.format == "json":
+        print(json.dumps(report, indent=1, default=str))
+        return status
+    print(
+        f"{root}: {count(questions, 'question')} in {count(len(got.read) + len(got.kept), 'day')} "
+        f"({count(len(got.read), 'day')} read now, {len(got.kept)} summarised before)"
+    )
+    rate = int(h["no_answer"].sum()) / questions if questions else 0.0
+    print(f"  no-answer rate {rate:.1%} overall; thumbs up {up}, down {down}")
+    for a in alerts:
+        print(f"  ALERT {a.message()}")
+    if not alerts:
+        note = report["history"]
+        print(
+            f"  no alert: {note}" if note else "  no alert: the no-answer rate moved within its usual noise"
+        )
+    return status
+
+
 def add_parsers(sub: Any) -> None:
     """This group's subcommands."""
     s = sub.add_parser(
@@ -116,4 +166,5 @@ def add_parsers(sub: Any) -> None:
         help="exit 1 on an alert or an empty log (for a scheduled job)",
     )
     s.add_argument("--format", choices=["table", "json"], default="table")
+    s.add_argument("--store", help=STORE_HELP + "; keeps the hourly summaries of a day-partitioned log")
     s.set_defaults(func=cmd_signals)

@@ -28,6 +28,7 @@ from evalcore.store.audit import AuditRow, OverBudget, holder_id
 from evalcore.store.candidates import Candidate, CandidateStore
 from evalcore.store.db import Postgres, connect, is_url
 from evalcore.store.labels import ItemRow, LabelRow, LabelStore, QuotaFull, SessionClosed, SessionRow
+from evalcore.store.summaries import SummaryStore
 
 __all__ = [
     "AuditRow",
@@ -46,7 +47,7 @@ __all__ = [
     "holder_id",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Each version's statements, applied in order to a store that is older ("migrated forward on open").
 # ``{id}`` is the database's auto-numbered primary key. Never edit a released version: add one.
@@ -226,6 +227,22 @@ MIGRATIONS: dict[int, list[str]] = {
             expires DOUBLE PRECISION NOT NULL
         )""",
     ],
+    6: [
+        # Per-hour summaries of production log partitions (day=YYYY-MM-DD/...), so a day already
+        # read is not read again (evalcore.signals.volume); replaced when a partition's files change.
+        """CREATE TABLE log_summaries (
+            source TEXT NOT NULL,
+            part TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            hour TEXT NOT NULL,
+            questions BIGINT NOT NULL,
+            no_answer BIGINT NOT NULL,
+            up BIGINT NOT NULL,
+            down BIGINT NOT NULL,
+            keyword_zero BIGINT NOT NULL,
+            PRIMARY KEY (source, part, hour)
+        )""",
+    ],
 }
 
 
@@ -274,7 +291,7 @@ class Verdict:
     cached: bool = False  # taken from an earlier identical judgment, not paid for again
 
 
-class Store(LabelStore, CandidateStore):
+class Store(LabelStore, CandidateStore, SummaryStore):
     """The store, on SQLite (a path) or PostgreSQL (a ``postgresql://`` URL). Safe to share between
     threads; several processes — several dashboards — may write at once.
 
