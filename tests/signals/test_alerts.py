@@ -6,6 +6,7 @@ import datetime as dt
 
 import numpy as np
 import polars as pl
+import pytest
 
 from evalcore.signals.alerts import (
     daily_counts,
@@ -98,3 +99,42 @@ def test_a_recovery_after_an_incident_raises_no_fall() -> None:
     k[13] = 15  # recovered: the usual rate
     alerts = detect(series(n, k))
     assert [(a.kind, a.start) for a in alerts] == [("rise", f"2026-01-{d:02d}") for d in range(9, 14)]
+
+
+def test_signal_counts_per_day_and_the_reasons_given_for_thumbs_down() -> None:
+    """Hand-counted: day one has 3 questions (a thumbs up, a thumbs down with a reason, a rephrase and
+    an empty keyword search), day two 1 question (a thumbs down with no reason)."""
+    from evalcore.signals.alerts import feedback_reasons
+
+    t = [dt.datetime(2026, 1, 1, h, tzinfo=dt.UTC) for h in (9, 10, 11)] + [
+        dt.datetime(2026, 1, 2, 9, tzinfo=dt.UTC)
+    ]
+    frame = pl.DataFrame(
+        {
+            "time": t,
+            "thumb": ["up", "down", None, "down"],
+            "reason": [None, "wrong plan", None, None],
+            "rephrased": [False, True, None, False],
+            "opened_source": [False, False, False, True],
+            "copied": [None, None, None, None],
+            "asked_for_person": [False, False, False, False],
+            "top_score": [0.9, 0.8, 0.7, 0.95],
+            "keyword_hits": [3, 0, None, 2],
+        },
+        schema_overrides={"copied": pl.Boolean},
+    )
+    counts = daily_counts(frame)
+    got = {
+        (str(r["start"])[:10], r["signal"]): (r["count"], r["questions"])
+        for r in counts.iter_rows(named=True)
+    }
+    assert got[("2026-01-01", "thumbs up")] == (1, 3) and got[("2026-01-01", "thumbs down")] == (1, 3)
+    assert got[("2026-01-02", "thumbs down")] == (1, 1) and got[("2026-01-02", "opened source")] == (1, 1)
+    assert got[("2026-01-01", "rephrased")] == (1, 3) and got[("2026-01-01", "keyword found nothing")] == (
+        1,
+        3,
+    )
+    assert got[("2026-01-01", "copied")] == (0, 3), "not logged counts 0, not null"
+    share = counts.filter((pl.col("signal") == "thumbs up") & (pl.col("questions") == 3))["share"][0]
+    assert share == pytest.approx(1 / 3)
+    assert feedback_reasons(frame).rows() == [("(none given)", 1), ("wrong plan", 1)]

@@ -41,3 +41,33 @@ def test_product_text_is_not_flagged(text: str) -> None:
 
 def test_a_card_like_number_failing_luhn_is_an_account_number_not_a_card() -> None:
     assert [f.kind for f in find("ref 4111 1111 1111 1112")] == ["account"]
+
+
+def test_every_finding_in_one_text_is_kept_and_an_overlap_only_once() -> None:
+    """Two addresses and a phone number in one message are three findings, in order; a number inside
+    an e-mail address is part of the address, not an account number beside it."""
+    text = "mail ada@example.com or ops12345678@example.org, or call +44 20 7946 0958"
+    got = [(f.kind, f.text) for f in find(text)]
+    assert got == [
+        ("email", "ada@example.com"),
+        ("email", "ops12345678@example.org"),
+        ("phone", "+44 20 7946 0958"),
+    ]
+    red = redact(text)
+    assert red.text == "mail [EMAIL] or [EMAIL], or call [PHONE]"
+    assert red.kinds == ["email", "phone"] and red.original == text
+
+
+@pytest.mark.parametrize(
+    ("digits", "valid"),
+    [
+        ("4111111111111111", True),
+        ("4111111111111112", False),
+        ("5500005555555559", True),
+        ("79927398713", True),
+    ],
+)
+def test_the_luhn_check(digits: str, valid: bool) -> None:
+    from evalcore.signals.pii import _luhn
+
+    assert _luhn(digits) is valid
