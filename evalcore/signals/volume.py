@@ -127,17 +127,16 @@ def hourly(root: str | Path, store: Any = None) -> Summaries:
     """Every partition's hourly summary: from ``store`` where it holds one for the partition as it
     is now, else read (and kept there)."""
     root = Path(root)
+    source = str(root.resolve())
     parts: list[pl.DataFrame] = []
     read, kept = [], []
-    for p in partitions(root):
+    local = partitions(root) if root.is_dir() else []
+    for p in local:
         key = p.path.relative_to(root).as_posix()
         fp = p.fingerprint
-        have = store.log_summary(str(root.resolve()), key) if store is not None else None
+        have = store.log_summary(source, key) if store is not None else None
         if have is not None and have[0] == fp:
-            rows = [r for r in have[1] if r[0]]
-            frame = pl.DataFrame(
-                rows, schema=dict.fromkeys(COLUMNS, pl.Int64) | {"hour": pl.String}, orient="row"
-            ).with_columns(pl.col("hour").str.to_datetime(time_zone="UTC", time_unit="us"))
+            parts.append(_frame(have[1]))
             kept.append(p.day)
         else:
             frame = summarise(p.files)
@@ -148,12 +147,28 @@ def hourly(root: str | Path, store: Any = None) -> Summaries:
                 ]
                 store.put_log_summary(str(root.resolve()), key, fp, rows)
             read.append(p.day)
-        parts.append(frame.select(pl.col("hour"), *[pl.col(c).cast(pl.Int64) for c in COLUMNS[1:]]))
+            parts.append(frame.select(pl.col("hour"), *[pl.col(c).cast(pl.Int64) for c in COLUMNS[1:]]))
+    # Days summarised elsewhere (a warehouse's GROUP BY, docs/scale.md) whose files are not here.
+    here = {p.path.relative_to(root).as_posix() for p in local}
+    for key in store.log_summary_parts(source) if store is not None else []:
+        have = store.log_summary(source, key)
+        if key not in here and have is not None:
+            parts.append(_frame(have[1]))
+            kept.append(key.removeprefix("day="))
     empty = pl.DataFrame(schema={"hour": pl.Datetime("us", "UTC"), **dict.fromkeys(COLUMNS[1:], pl.Int64)})
     frame = pl.concat(parts) if parts else empty
     # Two partitions can hold the same hour (a late file): their counts add up.
     frame = frame.group_by("hour").agg(pl.col(COLUMNS[1:]).sum()).sort("hour")
     return Summaries(frame, read, kept)
+
+
+def _frame(rows: list[tuple[Any, ...]]) -> pl.DataFrame:
+    """A partition's hourly rows from the store (an empty partition's placeholder row left out)."""
+    return pl.DataFrame(
+        [r for r in rows if r[0]],
+        schema={"hour": pl.String} | dict.fromkeys(COLUMNS[1:], pl.Int64),
+        orient="row",
+    ).with_columns(pl.col("hour").str.to_datetime(time_zone="UTC", time_unit="us"))
 
 
 def no_answer_series_from(hourly_frame: pl.DataFrame, every: str = "1d") -> pl.DataFrame:

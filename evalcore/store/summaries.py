@@ -23,6 +23,16 @@ class SummaryStore:
             return None
         return str(rows[0][0]), [tuple(r[1:]) for r in rows]
 
+    def log_summary_parts(self, source: str) -> list[str]:
+        """The partitions the store holds summaries of, for ``source`` (some perhaps summarised elsewhere:
+        a warehouse that wrote them with :meth:`put_log_summary`)."""
+        return [
+            str(r[0])
+            for r in self._db.rows(
+                "SELECT DISTINCT part FROM log_summaries WHERE source = ? ORDER BY part", (source,)
+            )
+        ]
+
     def put_log_summary(self, source: str, part: str, fingerprint: str, rows: list[tuple[Any, ...]]) -> None:
         """Replace a partition's summary (one transaction: a reader sees the old rows or the new)."""
         with self._db.transaction() as tx:

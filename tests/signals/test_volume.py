@@ -108,3 +108,18 @@ def test_evalcore_signals_reads_a_partitioned_log_and_remembers_it(
     out = capsys.readouterr().out
     assert "3,285 questions in 28 days (0 days read now, 28 summarised before)" in out
     assert os.path.exists(store)
+
+
+def test_days_a_warehouse_summarised_count_alongside_the_days_read_here(tmp_path: Path) -> None:
+    """docs/scale.md: a day summarised elsewhere and put into the store is used as it is."""
+    lines = LOG.read_text().splitlines()
+    root = _partitioned(tmp_path / "logs", lines)
+    with Store(tmp_path / "store.sqlite") as store:
+        here = hourly(root, store)
+        rows = [("2026-10-31T09:00:00+00:00", 40, 4, 1, 2, 0), ("2026-10-31T10:00:00+00:00", 60, 30, 0, 5, 1)]
+        store.put_log_summary(str(root.resolve()), "day=2026-10-31", "warehouse", rows)
+        both = hourly(root, store)
+        assert both.read == [] and "2026-10-31" in both.kept
+        assert int(both.hourly["questions"].sum()) == int(here.hourly["questions"].sum()) + 100
+        day = no_answer_series_from(both.hourly, "1d").row(0, named=True)
+        assert (str(day["start"])[:10], day["questions"], day["no_answer"]) == ("2026-10-31", 100, 34)
