@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -124,19 +125,26 @@ def _mtime_ns(meta: dict[str, Any]) -> int:
     return seconds * 1_000_000_000 + int(hashlib.sha256(tag.encode()).hexdigest()[:12], 16) % 1_000_000_000
 
 
+_STATUS = re.compile(r"(?i)\b(?:status|code|http)\b\W{0,3}(?:code\W{0,3})?(401|403|404)\b")
+
+
 def _why(exc: BaseException, url: str) -> str:
-    """A listing or read error in words, naming the URL (never a credential)."""
+    """A listing or read error in words, naming the URL (never a credential). The service's error code
+    decides first; a bare number is never read as a status (request ids hold digits: a "401" inside
+    one once turned a missing bucket into a credentials message)."""
     text = str(exc)
     name = type(exc).__name__
-    if "PermissionDenied" in name or "403" in text or "AccessDenied" in text:
+    status = _STATUS.search(text)
+    code = status.group(1) if status else ""
+    if "NoSuchBucket" in text:
+        return f"{redact(url)}: no such bucket (check its name, and AWS_ENDPOINT_URL for an S3-compatible server)"
+    if "PermissionDenied" in name or "AccessDenied" in text or code == "403":
         return (
             f"access to {redact(url)} was refused (403): the credentials in the environment (AWS_ACCESS_KEY_ID, "
             "GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*) may not read this bucket"
         )
-    if "Unauthenticated" in name or "401" in text:
+    if "Unauthenticated" in name or "Unauthorized" in text or code == "401":
         return f"{redact(url)}: the storage service did not accept the credentials in the environment (401)"
-    if "NoSuchBucket" in text:
-        return f"{redact(url)}: no such bucket (check its name, and AWS_ENDPOINT_URL for an S3-compatible server)"
     first = " ".join(text.split())[:240]
     return f"could not read {redact(url)}: {redact(first)}"
 

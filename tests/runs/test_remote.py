@@ -194,3 +194,13 @@ def test_the_dashboard_and_the_cli_default_to_the_same_runs(
     assert remote.runs_location() == "s3://team/runs" == dashboard.data.runs_location()
     monkeypatch.setattr("sys.argv", ["app.py", "--runs", "elsewhere"])
     assert dashboard.data.runs_location() == str(tmp_path / "elsewhere")
+
+
+def test_a_status_is_read_from_the_error_not_from_digits_in_a_request_id() -> None:
+    """A missing bucket once read as a credentials problem: its error's request id held "401"."""
+    missing = Exception("Error performing list request: Received NoSuchBucket; RequestId: 9f401c2e")
+    assert "no such bucket" in remote._why(missing, "s3://b/runs")
+    refused = Exception("Client error with status 403 Forbidden: <Code>AccessDenied</Code>")
+    assert "was refused (403)" in remote._why(refused, "s3://b/runs")
+    assert "(401)" in remote._why(Exception("Client error with status 401 Unauthorized"), "s3://b/runs")
+    assert remote._why(Exception("connection reset; id 401"), "s3://b/runs").startswith("could not read")
