@@ -57,3 +57,14 @@ def test_power_table_on_the_sample_runs() -> None:
     measured, how2 = power_table(run.testset, score_run(run), by="topic", other=score_run(prev))
     assert "two runs" in how2
     assert measured.filter(pl.col("slice") == "all").height == 3
+
+
+def test_no_size_without_a_spread_or_a_change_and_no_detectable_change_from_one_question() -> None:
+    """Mutation-run gaps: a zero change, an unmeasured spread or a single question give no number
+    (None), never a division by zero or a figure from one degree of freedom."""
+    from evalcore.testset.power import mde, questions_needed
+
+    assert questions_needed(0.3, 0.0) is None
+    assert questions_needed(float("nan"), 0.1) is None and questions_needed(0.0, 0.1) is None
+    assert mde(0.3, 1) is None and mde(float("inf"), 50) is None
+    assert questions_needed(0.3, -0.085) == questions_needed(0.3, 0.085) == 100, "a fall needs as many as a rise"
