@@ -138,3 +138,30 @@ def test_signal_counts_per_day_and_the_reasons_given_for_thumbs_down() -> None:
     share = counts.filter((pl.col("signal") == "thumbs up") & (pl.col("questions") == 3))["share"][0]
     assert share == pytest.approx(1 / 3)
     assert feedback_reasons(frame).rows() == [("(none given)", 1), ("wrong plan", 1)]
+
+
+def test_the_baseline_is_the_week_before_not_all_history() -> None:
+    """Mutation-run gap: three weeks at 40 % then a week at 10 %: a day at 30 % is a rise against the
+    week before it (10 %), though it is below the whole history's mean."""
+    n = [200] * 29
+    k = [80] * 14 + [20] * 14 + [60]
+    alerts = detect(series(n, k))
+    assert [(a.kind, a.start) for a in alerts][-1] == ("rise", "2026-01-29")
+
+
+def test_too_little_history_means_no_judgement_and_exactly_enough_is_judged() -> None:
+    """Three earlier periods holding fewer than 50 questions judge nothing, however large the change;
+    exactly 50 is enough."""
+    assert detect(series([10, 10, 10, 10], [1, 1, 1, 10])) == []
+    n = [20, 15, 15, 200]  # 50 questions before the fourth period
+    k = [1, 1, 1, 120]
+    assert [a.kind for a in detect(series(n, k))] == ["rise"]
+
+
+def test_an_hourly_alert_names_its_hour() -> None:
+    start = [dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(hours=6 * i) for i in range(8)]
+    frame = pl.DataFrame(
+        {"start": start, "questions": [200] * 8, "no_answer": [20] * 7 + [120]}
+    ).with_columns((pl.col("no_answer") / pl.col("questions")).alias("rate"))
+    [alert] = detect(frame)
+    assert alert.start == "2026-01-02T18:00:00"

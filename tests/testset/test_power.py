@@ -67,4 +67,6 @@ def test_no_size_without_a_spread_or_a_change_and_no_detectable_change_from_one_
     assert questions_needed(0.3, 0.0) is None
     assert questions_needed(float("nan"), 0.1) is None and questions_needed(0.0, 0.1) is None
     assert mde(0.3, 1) is None and mde(float("inf"), 50) is None
-    assert questions_needed(0.3, -0.085) == questions_needed(0.3, 0.085) == 100, "a fall needs as many as a rise"
+    assert questions_needed(0.3, -0.085) == questions_needed(0.3, 0.085) == 100, (
+        "a fall needs as many as a rise"
+    )
