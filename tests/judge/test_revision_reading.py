@@ -55,3 +55,37 @@ def test_a_quote_that_ends_its_sentence_differently_is_found() -> None:
     chunk = "Snapshots on the Team plan are kept for 90 days, then pruned by the retention job."
     got = find("Snapshots on the Team plan are kept for 90 days.", ["Another chunk.", chunk])
     assert got is not None and got.index == 1 and chunk[got.start : got.end].endswith("90 days")
+
+
+def test_a_judgings_coverage_names_every_reason_a_question_is_missing() -> None:
+    """Mutation-run gap: judged, failed, not judged by this judge, and no answer (null or blank), each
+    counted in the one line every surface prints."""
+    import dataclasses
+
+    import polars as pl
+
+    from evalcore import load_runs
+    from evalcore.judge.revision import coverage
+    from evalcore.store import Verdict
+    from helpers import SAMPLE
+
+    run = load_runs(SAMPLE).runs["2026-11-16-rerank-prompt-v2"]
+    blank = {"hv-004": None, "hv-005": "   "}
+    results = run.results.with_columns(
+        answer=pl.when(pl.col("qid") == "hv-004")
+        .then(pl.lit(None, pl.String))
+        .when(pl.col("qid") == "hv-005")
+        .then(pl.lit(blank["hv-005"]))
+        .otherwise(pl.col("answer"))
+    )
+    run = dataclasses.replace(run, results=results)
+    verdicts = [
+        Verdict("hv-001", "k1", True, output={"claims": []}),
+        Verdict("hv-002", "k2", False, reason="overloaded"),
+        Verdict("hv-003", "k3", False, reason="timed out"),
+        Verdict("hv-003", "k3b", True, output={"claims": []}),  # failed once, then judged: judged
+    ]
+    assert coverage(run, verdicts) == (
+        "2 of 146 questions judged; 1 failed judgment (evalcore revisions shows why); "
+        "141 answers not judged by this judge; 2 without an answer to judge"
+    )
