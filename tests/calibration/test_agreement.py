@@ -153,3 +153,21 @@ def test_skewed_labels_collapse_kappa_but_not_ac1() -> None:
         gwet_ac1(judge, human, LABELS) == pytest.approx((0.90 - pe) / (1 - pe))
         and gwet_ac1(judge, human, LABELS) > 0.85
     )
+
+
+def test_alpha_at_its_edges_and_precision_recall_with_weights() -> None:
+    """Mutation-run gaps: α is NaN with nothing to pair and 1 when every label is the same (no expected
+    disagreement); unsupported precision and recall weigh each claim, and are NaN where undefined."""
+    import math
+
+    from evalcore.calibration.agreement import unsupported_precision_recall
+
+    assert math.isnan(krippendorff_alpha([["S", None], [None, "N"]]))
+    assert krippendorff_alpha([["S", "S"], ["S", "S", "S"]]) == 1.0
+    judge = ["NOT_SUPPORTED", "NOT_SUPPORTED", "SUPPORTED", "CONTRADICTED"]
+    human = ["NOT_SUPPORTED", "SUPPORTED", "NOT_SUPPORTED", "CONTRADICTED"]
+    assert unsupported_precision_recall(judge, human) == (pytest.approx(2 / 3), pytest.approx(2 / 3))
+    p, r = unsupported_precision_recall(judge, human, [1.0, 3.0, 1.0, 1.0])
+    assert (p, r) == (pytest.approx(2 / 5), pytest.approx(2 / 3)), "the weight-3 claim is a false positive"
+    p, r = unsupported_precision_recall(["SUPPORTED"], ["SUPPORTED"])
+    assert math.isnan(p) and math.isnan(r)
