@@ -56,3 +56,21 @@ def test_a_partial_rejudge_refines_the_revision_it_follows(tmp_path: Path, monke
         means = {r["metric"]: r for r in json.loads(captured.out)}
         assert means["faithfulness"]["n"] > 2  # not the last re-judge's two questions
         assert "judge latest (claude-test-1" in captured.err and "40 of 146 questions judged" in captured.err
+        # A revision named by its id covers exactly its own questions (the other judge's two here).
+        assert (
+            main(
+                [
+                    "metrics",
+                    str(SAMPLE / RUN),
+                    "--store",
+                    db,
+                    "--judge",
+                    str(other.revision_id),
+                    "--format",
+                    "json",
+                ]
+            )
+            == 0
+        )
+        err = capsys.readouterr().err
+        assert f"judge {other.revision_id} (claude-test-2" in err and "2 of 146 questions judged" in err
