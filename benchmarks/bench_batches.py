@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_judge import Requests, items  # noqa: E402
+from bench_judge import Requests, items, start_mock  # noqa: E402
 
 from evalcore.judge.batches import judge_in_batches  # noqa: E402
 from evalcore.judge.client import JudgeConfig, estimate, judge_items, make_client  # noqa: E402
@@ -46,18 +45,7 @@ def main() -> None:
         model="claude-bench", concurrency=args.concurrency, timeout=30, max_retries=2, batch_poll=0.5
     )
     os.environ.setdefault("ANTHROPIC_API_KEY", "sk-bench-not-a-key")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            str(HERE.parent / "tests" / "judge" / "mock_api.py"),
-            "--latency",
-            str(args.latency),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    os.environ["ANTHROPIC_BASE_URL"] = server.stdout.readline().strip()
+    server, os.environ["ANTHROPIC_BASE_URL"] = start_mock(args.latency)
     rows = []
     try:
         for mode in ("direct", "batches"):

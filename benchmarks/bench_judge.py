@@ -35,6 +35,18 @@ class Requests:
         self.count = 0
 
 
+def start_mock(latency: float) -> tuple[subprocess.Popen[str], str]:
+    """The local Messages API mock in a process of its own (as the real API: it must not share the
+    measured client's interpreter lock), and its base URL."""
+    server = subprocess.Popen(
+        [sys.executable, str(HERE.parent / "tests" / "judge" / "mock_api.py"), "--latency", str(latency)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    return server, server.stdout.readline().strip()
+
+
 def items(n: int) -> list[Item]:
     chunk = "Snapshots on the Team plan are kept for 90 days. The Team plan costs $12 per seat."
     return [
@@ -57,18 +69,7 @@ def main() -> None:
     rows = []
     # The mock runs in a process of its own, as the real API would: it must not share this
     # process's interpreter lock with the client being measured.
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            str(HERE.parent / "tests" / "judge" / "mock_api.py"),
-            "--latency",
-            str(args.latency),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    url = server.stdout.readline().strip()
+    server, url = start_mock(args.latency)
     requests = Requests()
     with Store(work / "store.sqlite") as store:
         os.environ["ANTHROPIC_BASE_URL"] = url
