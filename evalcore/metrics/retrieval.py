@@ -88,6 +88,22 @@ def _compiled_before(source: Path) -> bool:
 COMPILE_AFTER = 10.0  # seconds after a first, compile-free scoring that the kernel compiles (elsewhere)
 
 
+def scan_text(buf: np.ndarray) -> tuple[int, bool]:
+    """The compiled scan of a TREC file's bytes (spaces, odd) — this one function, without warming up
+    the whole kernel, so the reader does not wait for what :func:`preload` loads beside it."""
+    from evalcore.metrics import _kernel
+
+    spaces, odd = _kernel.scan_text(buf)
+    return int(spaces), bool(odd)
+
+
+def first_repeat(start: np.ndarray, end: np.ndarray, codes: np.ndarray, n: int) -> int:
+    """The first row whose code repeats within its block, or -1 (compiled, as :func:`scan_text`)."""
+    from evalcore.metrics import _kernel
+
+    return int(_kernel.first_repeat(start, end, codes, n))
+
+
 def kernel_at_hand() -> bool:
     """Whether the kernel is loaded, or compiled on disk (numba's cache beside its source), so that
     using it costs about a second rather than a compile. ``RAGTRIAGE_KERNEL=always`` says yes

@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from evalcore.errors import InputError, Problems
-from evalcore.metrics.retrieval import categorical, kernel, preload, row_groups
+from evalcore.metrics.retrieval import categorical, first_repeat, preload, row_groups, scan_text
 from evalcore.runs.frames import repeats
 from evalcore.words import count
 
@@ -92,7 +92,7 @@ def _scan(mm: mmap.mmap) -> tuple[int, bool]:
     if _compiled(len(mm)):
         view = np.frombuffer(mm, dtype=np.uint8)
         try:
-            spaces, odd = kernel().scan_text(view)
+            spaces, odd = scan_text(view)
         finally:
             del view
         return int(spaces), bool(odd)
@@ -135,7 +135,7 @@ def _has_duplicates(df: pl.DataFrame, codes: np.ndarray) -> bool:
         codes = codes[order]
     n = int(codes.max()) + 1 if codes.size else 0
     if _compiled(codes.size * 40):  # about 40 bytes a line
-        return bool(kernel().first_repeat(start, end, codes, n) >= 0)
+        return bool(first_repeat(start, end, codes, n) >= 0)
     block = np.repeat(np.arange(start.size, dtype=np.int64), end - start)
     key = pl.Series(block * n + codes.astype(np.int64))
     return key.n_unique() != key.len()
