@@ -16,11 +16,19 @@ from dashboard.frame import complain, need_runs, setup, show_problems
 from dashboard.render import agree, count, md_escape, plot_text, plot_texts
 from dashboard.views import OverviewView
 
-frame = setup("Overview", ":material/dashboard:", read_all=True)
-# The trend needs every run, and the problems listed below are the whole folder's: setup read them all.
+TREND_WAIT = 3.0  # seconds the first view waits for runs never scored before (the rest fill in)
+TREND_POLL = 2.0  # seconds between redraws of the trend while they are scored
+
+frame = setup("Overview", ":material/dashboard:")
 need_runs(frame)  # with no run it says why (and lists the problems), and stops
-show_problems(frame)
 ids = frame.run_ids
+# The trend needs every run's means: those kept from earlier sessions come at once, the rest are
+# scored in the background (newest first). A folder of a few runs is done within the wait, so the
+# problems listed below are the whole folder's; with hundreds never seen, the page shows what it
+# has and the trend fills in.
+backfill = data.trend_means(frame.fkey, tuple(ids), frame.key, wait=TREND_WAIT)
+frame.rerun_if_a_run_failed()  # a broken run found by the pass: run the page without it
+show_problems(frame)
 runs = frame.runs
 frame.keep("home_run", ids[-1])
 frame.keep("home_vs", ids[-2] if len(ids) > 1 else None)
@@ -37,10 +45,6 @@ if frame.other_runs:
         f"Showing the {count(len(ids), 'run')} of test set **{md_escape(frame.group.name if frame.group else '')}**; "
         f"{count(frame.other_runs, 'other run')} {agree(frame.other_runs, 'answers', 'answer')} other test sets (pick one in the sidebar)."
     )
-
-# The trend at the bottom needs every run scored: score them all at once (in parallel) before the
-# comparison below asks for two of them one at a time.
-data.all_scores(frame.fkey, tuple(ids), frame.key)
 
 # ---- What changed: the latest run against the one before it (or a chosen baseline).
 latest = ids[-1]
@@ -155,56 +159,72 @@ with right:
             "retrieval is not (see n per metric)."
         )
 
-st.subheader("Runs")
-st.dataframe(data.overview_table(runs, ids), hide_index=True)
+pending_at_start = backfill.pending
 
-st.subheader("Across runs")
-metric_options = table["metric"].to_list()
-chosen = st.multiselect(
-    "Metrics", metric_options, default=tables.chart_defaults(metric_options), key="home_trend"
-)
-if frame.group is not None and len(frame.group.versions) > 1:
-    st.caption(
-        f"These runs answered {len(frame.group.versions)} versions of the test set: each point is a mean over "
-        "the questions of its own version (Compare pairs the unchanged ones)."
+
+@st.fragment(run_every=TREND_POLL if pending_at_start else None)
+def across_runs() -> None:
+    """The runs table and the trend, redrawn every few seconds while runs are still being scored."""
+    if pending_at_start and not backfill.pending:
+        st.rerun()  # all scored: the whole page once more (the folder's problems, no more polling)
+    st.subheader("Runs")
+    st.dataframe(data.overview_table(frame.fkey, tuple(ids), frame.key), hide_index=True)
+
+    st.subheader("Across runs")
+    metric_options = table["metric"].to_list()
+    chosen = st.multiselect(
+        "Metrics", metric_options, default=tables.chart_defaults(metric_options), key="home_trend"
     )
-mixed_judges = tables.judges_note([runs[r] for r in ids])
-if mixed_judges:
-    st.warning(md_escape(mixed_judges), icon=":material/gavel:")
-series = tables.trend_series(data.trend_table(frame.fkey, tuple(ids), tuple(chosen), frame.key), chosen)
-if not series:
-    st.info("No metric to chart: pick one above that these runs have.")
-else:
-    fig = go.Figure()
-    for m, part in series:
-        fig.add_trace(
-            go.Scatter(
-                # One point per run on a categorical axis, in run order: a line between dates would
-                # suggest a gradual change between runs that never happened.
-                x=plot_texts(part["run_id"]),
-                y=part["mean"].to_list(),
-                name=plot_text(m),
-                mode="lines+markers",
-                text=plot_texts(part["label"]),
-                hovertemplate="%{text}<br>%{y:.3f}<extra>" + plot_text(m) + "</extra>",
-                error_y={
-                    "type": "data",
-                    "symmetric": False,
-                    "array": (part["ci_high"] - part["mean"]).to_list(),
-                    "arrayminus": (part["mean"] - part["ci_low"]).to_list(),
-                },
-            )
+    if frame.group is not None and len(frame.group.versions) > 1:
+        st.caption(
+            f"These runs answered {len(frame.group.versions)} versions of the test set: each point is a mean over "
+            "the questions of its own version (Compare pairs the unchanged ones)."
         )
-    fig.update_layout(
-        height=380,
-        margin={"t": 20, "b": 20},
-        yaxis_title="mean (95% CI)",
-        yaxis_rangemode="tozero",
-        xaxis={
-            "type": "category",
-            "title": "run (oldest first)",
-            "categoryorder": "array",
-            "categoryarray": plot_texts(ids),
-        },
-    )
-    st.plotly_chart(fig, key="trend_chart")
+    mixed_judges = tables.judges_note([frame.entries[r] for r in ids])
+    if mixed_judges:
+        st.warning(md_escape(mixed_judges), icon=":material/gavel:")
+    series = tables.trend_series(data.trend_table(frame.fkey, tuple(ids), tuple(chosen), frame.key), chosen)
+    if not series:
+        st.info("No metric to chart: pick one above that these runs have.")
+    else:
+        fig = go.Figure()
+        for m, part in series:
+            fig.add_trace(
+                go.Scatter(
+                    # One point per run on a categorical axis, in run order: a line between dates would
+                    # suggest a gradual change between runs that never happened.
+                    x=plot_texts(part["run_id"]),
+                    y=part["mean"].to_list(),
+                    name=plot_text(m),
+                    mode="lines+markers",
+                    text=plot_texts(part["label"]),
+                    hovertemplate="%{text}<br>%{y:.3f}<extra>" + plot_text(m) + "</extra>",
+                    error_y={
+                        "type": "data",
+                        "symmetric": False,
+                        "array": (part["ci_high"] - part["mean"]).to_list(),
+                        "arrayminus": (part["mean"] - part["ci_low"]).to_list(),
+                    },
+                )
+            )
+        fig.update_layout(
+            height=380,
+            margin={"t": 20, "b": 20},
+            yaxis_title="mean (95% CI)",
+            yaxis_rangemode="tozero",
+            xaxis={
+                "type": "category",
+                "title": "run (oldest first)",
+                "categoryorder": "array",
+                "categoryarray": plot_texts(ids),
+            },
+        )
+        st.plotly_chart(fig, key="trend_chart")
+    if backfill.pending:
+        st.caption(
+            f"Scoring {count(backfill.pending, 'more run')} of {backfill.total} for this chart in the background "
+            "(runs never seen before); the chart fills in as they finish."
+        )
+
+
+across_runs()

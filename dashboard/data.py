@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,8 +33,8 @@ from evalcore.runs import (
     resolve,
 )
 from evalcore.runs import runs_location as location_of
+from evalcore.score import MeansBackfill, score_question, trend
 from evalcore.score import ceilings as score_ceilings
-from evalcore.score import score_question, score_runs, trend
 from evalcore.store import OverBudget, Revision, Store, Verdict
 
 if TYPE_CHECKING:
@@ -207,10 +207,18 @@ def comparison_by_slice(folder: str, base: str, cand: str, k: int, by: str, key:
     return comparison(folder, base, cand, k, key).by_slice(by)
 
 
-@st.cache_resource(show_spinner="Scoring every run…", max_entries=4)
-def all_scores(folder: str, run_ids: tuple[str, ...], key: Key) -> dict[str, pl.DataFrame]:
-    # Several runs at a time (the first view of a folder scores every run for the trend).
-    return score_runs(runs(folder, run_ids, key).values())
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _means(folder: str, run_ids: tuple[str, ...], key: Key) -> MeansBackfill:
+    # One background pass per folder version and test set, shared by every session.
+    return MeansBackfill(_folder(folder, key), run_ids)
+
+
+def trend_means(folder: str, run_ids: tuple[str, ...], key: Key, wait: float = 0.0) -> MeansBackfill:
+    """Each run's means for the trend (:class:`~evalcore.score.MeansBackfill`): those kept on disk at
+    once, the rest scored in the background; waits at most ``wait`` seconds for them."""
+    got = _means(folder, run_ids, key)
+    got.wait(wait)
+    return got
 
 
 def groups(folder: str, key: Key) -> list[TestSetGroup]:
@@ -225,10 +233,11 @@ def _groups(folder: str, run_ids: tuple[str, ...], key: Key) -> list[TestSetGrou
     return group_runs([known[r] for r in run_ids if r in known], folder)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
 def trend_table(folder: str, run_ids: tuple[str, ...], metrics: tuple[str, ...], key: Key) -> pl.DataFrame:
-    got = runs(folder, run_ids, key)
-    return trend([got[r] for r in run_ids], metrics, all_scores(folder, run_ids, key))
+    """The trend of these runs as far as they are scored (see :func:`trend_means`)."""
+    known = entries(folder, key)
+    means = dict(_means(folder, run_ids, key).means)
+    return trend([known[r] for r in run_ids if r in known], metrics, means)
 
 
 def detail(
@@ -368,9 +377,22 @@ def across_runs(folder: str, qid: str, run_ids: tuple[str, ...], key: Key) -> pl
     return question_across_runs(chosen, qid, score_question(chosen, qid))
 
 
-def overview_table(loaded: Mapping[str, Run], run_ids: list[str]) -> pl.DataFrame:
-    """The Overview's runs table: a row per run (of the chosen test set), its manifest flattened."""
-    return pl.DataFrame([tables.manifest_row(loaded[r]) for r in run_ids])
+def overview_table(folder: str, run_ids: tuple[str, ...], key: Key) -> pl.DataFrame:
+    """The Overview's runs table: a row per run (of the chosen test set), its manifest flattened;
+    question counts come with each run's means (no run is read for this table)."""
+    known = entries(folder, key)
+    means = _means(folder, run_ids, key).means
+    return pl.DataFrame(
+        [
+            tables.manifest_row(known[r], None if r not in means else _questions(means[r]))
+            for r in run_ids
+            if r in known
+        ]
+    )
+
+
+def _questions(means: pl.DataFrame) -> int | None:
+    return int(means["questions"][0]) if means.height else None
 
 
 __all__ = [
@@ -379,7 +401,6 @@ __all__ = [
     "OverBudget",
     "SetupError",
     "across_runs",
-    "all_scores",
     "ceilings",
     "comparison",
     "comparison_by_slice",
@@ -400,5 +421,6 @@ __all__ = [
     "scores",
     "store",
     "summary",
+    "trend_means",
     "trend_table",
 ]

@@ -12,7 +12,7 @@ import polars as pl
 from evalcore.comparison import STATUSES, SUMMARY_COLUMNS, Comparison, filter_questions
 from evalcore.metrics import HEADLINE, metric_info
 from evalcore.question import question_choices
-from evalcore.runs import HELDOUT, Run, is_heldout
+from evalcore.runs import HELDOUT, Run, RunEntry, is_heldout
 from evalcore.score import split_applicable
 from evalcore.stats import ALPHA, SMALL_SLICE
 
@@ -308,7 +308,7 @@ def _num(v: float | None) -> str:
     return NA if v is None else f"{v:.3f}"
 
 
-def judges_note(runs: list[Run]) -> str | None:
+def judges_note(runs: list[RunEntry]) -> str | None:
     """When the runs of a trend were judged by more than one judge: which runs had which, since the
     judged metrics then move with the judge as well as the system. None when one judge (or unknown)."""
     by: dict[str, list[str]] = {}
@@ -326,7 +326,7 @@ def system_shown(run: Run) -> dict[str, Any]:
     return {k: v for k, v in run.manifest.system.items() if v is not None}
 
 
-def judge_text(run: Run) -> str | None:
+def judge_text(run: RunEntry) -> str | None:
     """The run's judge as one line (model · prompt version), or None when the run names none."""
     judge = run.manifest.judge
     if judge is None:
@@ -476,14 +476,15 @@ def tag_pair(value: str | None) -> tuple[str, str] | None:
     return tag, tag_value
 
 
-def manifest_row(run: Run) -> dict[str, Any]:
-    """The manifest as one flat dict for tables (system config flattened with dots)."""
+def manifest_row(run: RunEntry, questions: int | None) -> dict[str, Any]:
+    """The manifest as one flat dict for tables (system config flattened with dots); ``questions``:
+    how many the run answered, None while not known (shown as "…")."""
     flat: dict[str, Any] = {
         "run_id": run.run_id,
         "label": run.label,
         "created": run.manifest.created.isoformat(),
         "test_set": run.testset.version,
-        "questions": run.results.height,
+        "questions": "…" if questions is None else str(questions),
         "judge": judge_text(run) or NA,
     }
     for key, value in run.manifest.system.items():

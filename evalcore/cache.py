@@ -254,6 +254,50 @@ def cached_frame_if_any(kind: str, key: str) -> pl.DataFrame | None:
         return None
 
 
+def file_sha256(path: Path) -> str:
+    """The sha256 of ``path``'s bytes, read in 1 MB blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def content_sha256(path: Path) -> str:
+    """The sha256 of ``path``'s bytes, hashed once per version of the file (path, mtime, size) and
+    remembered on disk, so a fresh process opening 200 runs reads 200 short files instead of hashing
+    2 GB. What is keyed on it (a run's scores) then survives a copy, a move or a re-download of the
+    same bytes, which a path-and-mtime key does not."""
+    got = remembered_sha256(path)
+    if got is not None:
+        return got
+    where = _sha_path(path)
+    sha = file_sha256(path)
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        tmp = where.with_name(f".{where.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(sha, encoding="ascii")
+        os.replace(tmp, where)
+    except _write_errors() as e:
+        _report(where, e)
+    return sha
+
+
+def remembered_sha256(path: Path) -> str | None:
+    """:func:`content_sha256` of this version of ``path`` if it was taken before, else None (the
+    file is not read)."""
+    try:
+        got = _sha_path(path).read_text(encoding="ascii")
+    except (OSError, ValueError):
+        return None
+    return got if len(got) == 64 else None
+
+
+def _sha_path(path: Path) -> Path:
+    st = path.stat()
+    return _cached_path("sha256", f"{path.resolve()}|{st.st_mtime_ns}|{st.st_size}").with_suffix(".txt")
+
+
 def _cached_path(kind: str, key: str) -> Path:
     return cache_dir() / kind / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.arrow"
 

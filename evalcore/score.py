@@ -8,20 +8,22 @@ per-question vectors are kept because they feed the confidence intervals and the
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import polars as pl
 
-from evalcore.cache import cached_frame, cached_frame_if_any, code_version
+from evalcore.cache import cached_frame, cached_frame_if_any, code_version, remembered_sha256
 from evalcore.metrics.catalogue import DEFAULT_MEASURES
 from evalcore.metrics.embedding import Embedder, relevance_ragas
 from evalcore.metrics.generation import generation_scores
 from evalcore.metrics.measures import Measure, parse_measures
 from evalcore.metrics.retrieval import evaluate
-from evalcore.runs.load import Run
+from evalcore.runs.load import Run, RunEntry, RunFolder
 from evalcore.runs.testset import LABELED, TestSet
 from evalcore.stats import SMALL_SLICE, bootstrap_ci
 
@@ -37,9 +39,9 @@ def score_run(
     questions and on answerable ones with no labeled chunk), the generation metrics (null where not
     applicable), ``unverified_quotes``, and any imported external score as ``ext:<name>``.
 
-    Results are kept on disk beside the JSONL conversion cache, keyed by the results file (path,
-    mtime, size as read), the test set's sha256, the measures and evalcore's source, so a fresh
-    process does not rescore a run it has seen.
+    Results are kept on disk beside the JSONL conversion cache, keyed by the results file's content
+    hash, the test set's sha256, the measures and evalcore's source, so a fresh process does not
+    rescore a run it has seen, nor a copy of it.
 
     With an ``embedder`` (texts -> vectors), a run judged by a revision that wrote questions from
     each answer also gets ``relevance_ragas`` (:mod:`evalcore.metrics.embedding`); not cached.
@@ -53,13 +55,15 @@ def score_run(
         return out.join(ragas, on="qid", how="left")
     if not cache or run.source_key is None:
         return _score(run, ms)
-    return cached_frame("scores", _scores_key(run, ms), lambda: _score(run, ms))
+    return cached_frame(
+        "scores", _scores_key(run.source_key, run.testset.sha256, ms), lambda: _score(run, ms)
+    )
 
 
-def _scores_key(run: Run, ms: list[Measure]) -> str:
-    """What a run's cached scores depend on: its results file as read, its test set, the measures
-    and evalcore's own code."""
-    return f"{run.source_key}|{run.testset.sha256}|{','.join(map(str, ms))}|{code_version()}"
+def _scores_key(source: str, testset_sha256: str, ms: list[Measure]) -> str:
+    """What a run's cached scores depend on: its results file's content (``source``, a run's
+    ``source_key``), its test set, the measures and evalcore's own code."""
+    return f"{source}|{testset_sha256}|{','.join(map(str, ms))}|{code_version()}"
 
 
 def score_question(
@@ -72,7 +76,11 @@ def score_question(
     ms = parse_measures([str(m) for m in measures])
     out = {}
     for run in runs:
-        full = None if run.source_key is None else cached_frame_if_any("scores", _scores_key(run, ms))
+        full = (
+            None
+            if run.source_key is None
+            else cached_frame_if_any("scores", _scores_key(run.source_key, run.testset.sha256, ms))
+        )
         if full is None:
             one = pl.col("qid") == qid
             full = _score(
@@ -184,45 +192,168 @@ def summarize(
     return pl.DataFrame(rows, schema=schema).sort("slice", maintain_order=True)
 
 
-def trend(
-    runs: Sequence[Run], metrics: Sequence[str], scores: dict[str, pl.DataFrame], *, resamples: int = 1000
-) -> pl.DataFrame:
-    """Mean of each metric per run, in creation order, with bootstrap CIs: for a chart over time.
+MEANS_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "metric": pl.String,
+    "n": pl.Int64,
+    "mean": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
+    "questions": pl.Int64,
+}
 
-    ``scores`` holds each run's per-question scores (:func:`score_runs`). Returns
+
+def run_means(
+    run: Run, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *, resamples: int = 1000
+) -> pl.DataFrame:
+    """Each metric's mean over the run's questions with its bootstrap 95% CI — a point of the trend
+    across runs — as ``metric, n, mean, ci_low, ci_high, questions`` (``questions``: the run's
+    question count). Kept on disk under the same key as the run's scores (the results file's
+    content, the test set, the measures, the code), so a folder of hundreds of runs charts from a
+    few kilobytes per run: :func:`cached_means` finds them without reading the run."""
+    ms = parse_measures([str(m) for m in measures])
+    if run.source_key is None:
+        return _means(score_run(run, ms, cache=False), resamples)
+    key = f"{_scores_key(run.source_key, run.testset.sha256, ms)}|{resamples}"
+    return cached_frame("means", key, lambda: _means(score_run(run, ms), resamples))
+
+
+def cached_means(
+    entry: RunEntry, measures: Iterable[Measure | str] = DEFAULT_MEASURES, *, resamples: int = 1000
+) -> pl.DataFrame | None:
+    """:func:`run_means` of the run as its results file is now, if kept on disk; else None. The run
+    is not read, nor hashed: its content hash is remembered per file version, or this is None."""
+    ms = parse_measures([str(m) for m in measures])
+    try:
+        sha = remembered_sha256(entry.results_file)
+    except OSError:
+        return None
+    if sha is None:
+        return None
+    return cached_frame_if_any(
+        "means", f"{_scores_key(f'sha256:{sha}', entry.testset.sha256, ms)}|{resamples}"
+    )
+
+
+class MeansBackfill:
+    """Every run's :func:`run_means` for a trend across hundreds of runs, computed on background
+    threads, newest run first, without keeping the runs read (a folder of 200 runs is not held in
+    memory for a chart of 200 points). Means already on disk are taken at once (no run is read);
+    the rest fill :attr:`means` as they are scored, so a page can draw what is there and say how
+    many are still coming. A run whose results turn out broken lands in the folder's problems and
+    in :attr:`failed`."""
+
+    def __init__(
+        self,
+        folder: RunFolder,
+        run_ids: Sequence[str],
+        measures: Iterable[Measure | str] = DEFAULT_MEASURES,
+        *,
+        workers: int = 2,
+    ) -> None:
+        self.measures = [str(m) for m in measures]
+        entries = folder.entries
+        self.means: dict[str, pl.DataFrame] = {}
+        self.failed: set[str] = set()
+        todo = []
+        for r in reversed(run_ids):  # newest first: the runs a page shows first
+            hit = cached_means(entries[r], self.measures) if r in entries else None
+            if hit is not None:
+                self.means[r] = hit
+            else:
+                todo.append(r)
+        self.total = len(run_ids)
+        self._folder = folder
+        self._lock = threading.Lock()
+        self._todo = todo
+        self._done = threading.Event()
+        self._left = len(todo)
+        if not todo:
+            self._done.set()
+            return
+        for i in range(max(1, min(workers, len(todo)))):
+            threading.Thread(target=self._work, name=f"evalcore-means-{i}", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                if not self._todo:
+                    return
+                r = self._todo.pop(0)
+            try:
+                got = self._folder.load([r], keep=False).get(r)
+                if got is None:
+                    self.failed.add(r)
+                else:
+                    self.means[r] = run_means(got, self.measures)
+            except Exception:  # a background pass must never die silently half-way
+                logging.getLogger(__name__).exception("scoring run %s for the trend failed", r)
+                self.failed.add(r)
+            finally:
+                with self._lock:
+                    self._left -= 1
+                    if self._left == 0:
+                        self._done.set()
+
+    @property
+    def pending(self) -> int:
+        """Runs not scored yet."""
+        with self._lock:
+            return self._left
+
+    def wait(self, seconds: float | None = None) -> bool:
+        """Wait until every run is scored, at most ``seconds``; whether they all are."""
+        return self._done.wait(seconds)
+
+
+def _means(scores: pl.DataFrame, resamples: int) -> pl.DataFrame:
+    rows = []
+    for m in metric_columns(scores):
+        vals = scores[m].drop_nulls().to_numpy()
+        lo, hi = bootstrap_ci(vals, resamples=resamples)
+        rows.append(
+            {
+                "metric": m,
+                "n": int(vals.size),
+                "mean": float(vals.mean()) if vals.size else None,
+                "ci_low": lo if vals.size else None,
+                "ci_high": hi if vals.size else None,
+                "questions": scores.height,
+            }
+        )
+    return pl.DataFrame(rows, schema=MEANS_SCHEMA)
+
+
+def trend(
+    runs: Sequence[RunEntry], metrics: Sequence[str], means: Mapping[str, pl.DataFrame]
+) -> pl.DataFrame:
+    """Mean of each metric per run, in the order given (creation order), with bootstrap CIs: for a
+    chart over time. ``means`` holds each run's :func:`run_means`; a run without them is left out
+    (the caller says how many are still being scored). Returns
     ``run_id, label, created, metric, n, mean, ci_low, ci_high``.
     """
-    rows = []
+    parts = []
     for run in runs:
-        s = scores[run.run_id]
-        for m in metrics:
-            if m not in s.columns:
-                continue
-            vals = s[m].drop_nulls().to_numpy()
-            lo, hi = bootstrap_ci(vals, resamples=resamples)
-            rows.append(
-                {
-                    "run_id": run.run_id,
-                    "label": run.label,
-                    "created": run.manifest.created,
-                    "metric": m,
-                    "n": int(vals.size),
-                    "mean": float(vals.mean()) if vals.size else None,
-                    "ci_low": lo if vals.size else None,
-                    "ci_high": hi if vals.size else None,
-                }
+        got = means.get(run.run_id)
+        if got is None:
+            continue
+        parts.append(
+            got.filter(pl.col("metric").is_in(list(metrics)) & (pl.col("n") > 0))
+            .drop("questions")
+            .with_columns(
+                run_id=pl.lit(run.run_id),
+                label=pl.lit(run.label),
+                created=pl.lit(run.manifest.created, dtype=pl.Datetime("us", "UTC")),
             )
+        )
     schema: dict[str, pl.DataType | type[pl.DataType]] = {
         "run_id": pl.String,
         "label": pl.String,
         "created": pl.Datetime("us", "UTC"),
-        "metric": pl.String,
-        "n": pl.Int64,
-        "mean": pl.Float64,
-        "ci_low": pl.Float64,
-        "ci_high": pl.Float64,
+        **{k: v for k, v in MEANS_SCHEMA.items() if k != "questions"},
     }
-    return pl.DataFrame(rows, schema=schema)
+    if not parts:
+        return pl.DataFrame(schema=schema)
+    return pl.concat(parts).select(list(schema))
 
 
 def split_applicable(table: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:

@@ -186,7 +186,7 @@ def two_testset_versions(runs: Path, run_id: str) -> Path:
     question reworded, two relabeled, the rest unchanged."""
     import json
 
-    from evalcore.runs.testset import file_sha256
+    from evalcore.cache import file_sha256
 
     cases = [json.loads(x) for x in (runs / "testset.jsonl").read_text().splitlines()]
     cases[0]["question"] += " (reworded)"

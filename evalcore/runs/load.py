@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 from pydantic import ValidationError
 
-from evalcore.cache import file_key, has_frames, read_frames, write_frames
+from evalcore.cache import content_sha256, file_key, has_frames, read_frames, write_frames
 from evalcore.errors import InputError, Problem, Problems, short
 from evalcore.metrics.retrieval import preload
 from evalcore.runs.frames import FRAMES, check_records, frames_from_records
@@ -86,7 +86,8 @@ class RunEntry:
 
     def results_sha256(self) -> str:
         """The results file's content hash: what judge revisions attach to, besides the run id.
-        Hashed once per file version (path, mtime, size), not on every page that asks."""
+        Hashed once per file version (path, mtime, size) and remembered on disk
+        (:func:`evalcore.cache.content_sha256`), not on every page that asks."""
         return _content_hash(self.results_file, file_key(self.results_file))
 
 
@@ -99,8 +100,8 @@ class Run(RunEntry):
     claims: pl.DataFrame  # one row per judge claim
     external: pl.DataFrame  # long: qid, name, value (scores computed outside evalcore)
     warnings: tuple[Problem, ...] = ()
-    source_key: str | None = None  # the results file's path + mtime + size when it was read; None
-    # for a run holding part of its file (RunFolder.question), whose scores must not be cached
+    source_key: str | None = None  # "sha256:" + the results file's content hash when it was read;
+    # None for a run holding part of its file (RunFolder.question), whose scores must not be cached
 
 
 @dataclass
@@ -118,11 +119,9 @@ class LoadResult:
 # --------------------------------------------------------------------------- cache
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=1024)
 def _content_hash(path: Path, version: str) -> str:
-    from evalcore.runs.testset import file_sha256
-
-    return file_sha256(path)
+    return content_sha256(path)
 
 
 def _cache_read(path: Path) -> dict[str, pl.DataFrame] | None:
@@ -418,7 +417,10 @@ def _read_results(folder: Path, problems: Problems) -> _Parsed | None:
         )
         return None
     results_path = parquet if parquet.exists() else jsonl
-    source_key = file_key(results_path)
+    # What the run's scores are kept under: the file's content, so a copied, moved or re-downloaded
+    # run is not scored again (the parse below is still keyed by path, mtime and size).
+    source_key = f"sha256:{content_sha256(results_path)}"
+    parse_key = file_key(results_path)
     # A file that read cleanly before and has not changed since comes from the cache, checked.
     frames = _cache_read(results_path)
     if frames is None:
@@ -430,9 +432,9 @@ def _read_results(folder: Path, problems: Problems) -> _Parsed | None:
         check_records(results_path, frames, problems)
         if len(problems.errors) == errors:
             if sum(f.estimated_size() for f in frames.values()) < KEEP_PARSED_BELOW:
-                write_frames(results_path, "results", frames, later=True, key=source_key)
+                write_frames(results_path, "results", frames, later=True, key=parse_key)
             else:
-                write_frames(results_path, "results", frames, key=source_key)
+                write_frames(results_path, "results", frames, key=parse_key)
                 # From now on the frames are the cache file's, memory-mapped: the parsed copy is
                 # freed, so a folder of many big runs seen for the first time does not hold them
                 # all in memory.
@@ -587,10 +589,12 @@ class RunFolder:
 
     # ---------------------------------------------------------------- reading
 
-    def load(self, run_ids: Iterable[str] | None = None) -> dict[str, Run]:
+    def load(self, run_ids: Iterable[str] | None = None, *, keep: bool = True) -> dict[str, Run]:
         """These runs (default: every run of the folder), read if they were not yet — several at a
         time, while the test sets are read. Runs whose results have errors, and ids that are not a
-        run of the folder, are left out (see :attr:`problems`)."""
+        run of the folder, are left out (see :attr:`problems`). ``keep=False``: runs not read before
+        are read and returned but not kept (their problems are): for a pass over hundreds of runs
+        that needs each once, as the scores behind a trend do."""
         wanted = list(self._manifests) if run_ids is None else list(dict.fromkeys(run_ids))
         # Pages and the sidebar ask for entries, problems and loaded runs meanwhile: they are not
         # kept waiting for the files being read (only another read is).
@@ -601,10 +605,9 @@ class RunFolder:
                     for r in wanted
                     if r in self._manifests and r not in self._runs and r not in self._failed
                 ]
-            if todo:
-                self._read(todo)
+            fresh = self._read(todo, keep=keep) if todo else {}
         with self._lock:
-            return {r: self._runs[r] for r in wanted if r in self._runs}
+            return {r: self._runs.get(r) or fresh[r] for r in wanted if r in self._runs or r in fresh}
 
     def question(self, run_ids: Iterable[str], qid: str) -> dict[str, Run]:
         """Each run's record of one question, for a page about that question across many runs: a run
@@ -662,7 +665,7 @@ class RunFolder:
             self._testsets[p] = ts
             self._problems.items.extend(found.items)
 
-    def _read(self, todo: list[str]) -> None:
+    def _read(self, todo: list[str], *, keep: bool = True) -> dict[str, Run]:
         # Whether the compiled reader pays for loading it is decided on the whole folder: its other
         # runs are likely next (a page of one run, then the next page), and one of them read line
         # by line costs what loading the reader does.
@@ -691,6 +694,7 @@ class RunFolder:
                 with self._lock:
                     self._take_testsets(read)
             testsets = self._testsets or {}
+            out = {}
             for r in todo:
                 f, manifest, path = self._manifests[r]
                 own = owns[r]
@@ -701,7 +705,10 @@ class RunFolder:
                     if run is None:
                         self._failed.add(r)
                     else:
-                        self._runs[r] = Run(**{**run.__dict__, "warnings": tuple(own.items)})
+                        out[r] = Run(**{**run.__dict__, "warnings": tuple(own.items)})
+                        if keep:
+                            self._runs[r] = out[r]
+        return out
 
 
 def load_runs(

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from evalcore.cache import file_key, read_frames, write_frames
+from evalcore.cache import file_key, file_sha256, read_frames, write_frames
 from evalcore.errors import InputError, Problems
 from evalcore.runs.jsonl import iter_jsonl, validate_line, validate_plain
 from evalcore.schema import TestCase
@@ -85,14 +84,6 @@ class TestSet:
         """Every tag a result can be sliced by, built-in ones first."""
         extra = sorted(set(self.tags["tag"].unique().to_list()) - set(BUILTIN_SLICES))
         return [*BUILTIN_SLICES, *extra]
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet | None:

@@ -30,8 +30,8 @@ import polars as pl
 from pydantic import ValidationError
 
 from evalcore._version import __version__
+from evalcore.cache import file_sha256
 from evalcore.runs.jsonl import field_path
-from evalcore.runs.testset import file_sha256
 from evalcore.schema import ResultRecord, RunManifest
 
 

@@ -18,10 +18,10 @@ import polars as pl
 from pyarrow import ArrowException as ArrowError
 from pydantic import ValidationError
 
+from evalcore.cache import file_sha256
 from evalcore.errors import Problem, Problems
 from evalcore.metrics.refusal import REFUSAL_PATTERN
 from evalcore.runs.jsonl import field_path
-from evalcore.runs.testset import file_sha256
 from evalcore.schema import LogRecord
 from evalcore.words import count
 

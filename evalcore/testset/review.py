@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalcore.cache import file_sha256
 from evalcore.errors import InputError, Problem
-from evalcore.runs.testset import file_sha256
 from evalcore.store import Store
 from evalcore.store.candidates import Candidate
 from evalcore.testset.write import default_out, read_cases, write_version

@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from evalcore.cache import file_sha256
 from evalcore.errors import InputError, Problem, Problems
 from evalcore.runs.jsonl import field_path, iter_jsonl
-from evalcore.runs.testset import file_sha256
 from evalcore.schema import TestCase
 
 

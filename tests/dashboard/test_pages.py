@@ -124,7 +124,11 @@ def test_a_page_opened_first_reads_only_its_runs_and_steps_past_a_broken_latest_
     assert list(folder.loaded()) == ["2026-10-19-hybrid", BASE]
     at = open_page(monkeypatch, folder=runs_copy)
     assert "results.jsonl:1: error: malformed JSON" in texts(at), "Overview lists it with file and line"
-    assert len(folder.loaded()) == 3
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    charted = {x for trace in spec["data"] for x in trace["x"]}
+    assert len(charted) == 3 and latest not in charted, "the trend has every run that loads"
+    # The trend's pass read the third run without keeping it: a folder of hundreds is not held.
+    assert len(folder.loaded()) == 2
 
 
 def test_overview_after_another_page_still_reads_and_lists_every_run(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from evalcore import load_runs, score_run
 
 RUN = "2026-11-02-hybrid-rerank"
@@ -92,3 +94,65 @@ def test_one_question_scored_alone_equals_its_row_of_the_whole_run(runs_copy: Pa
     score.score_runs(runs)
     monkeypatch.setattr(score, "_score", lambda *a, **k: (_ for _ in ()).throw(AssertionError("rescored")))
     assert score.score_question(runs, qids[1])[runs[-1].run_id].height == 1
+
+
+def test_a_copied_run_is_not_scored_again(runs_copy: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Scores are kept by the results file's content: a run folder copied elsewhere (a new path and
+    a new mtime: a clone, a re-downloaded bucket, a nightly job's archive) finds them."""
+    import os
+    import shutil
+
+    from evalcore import score
+
+    first = score_run(load_runs(runs_copy).runs[RUN])
+    elsewhere = tmp_path / "archive"
+    shutil.copytree(runs_copy, elsewhere)
+    os.utime(elsewhere / RUN / "results.jsonl", ns=(1, 1))
+    monkeypatch.setattr(score, "_score", lambda *a, **k: (_ for _ in ()).throw(AssertionError("rescored")))
+    assert score_run(load_runs(elsewhere).runs[RUN]).equals(first)
+
+
+def test_the_trend_reads_kept_means_without_reading_a_run(runs_copy: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A trend across many runs: each run's means (and CIs) are scored once, in the background, then
+    kept; a fresh process charts them from disk without reading a single results file."""
+    from evalcore import score
+    from evalcore.runs import RunFolder
+    from evalcore.score import MeansBackfill, run_means, trend
+
+    folder = RunFolder(runs_copy)
+    ids = list(folder.entries)
+    filled = MeansBackfill(folder, ids)
+    assert filled.wait(60) and filled.pending == 0 and not filled.failed
+    assert folder.loaded() == {}, "the pass keeps no run in memory"
+    runs = load_runs(runs_copy).runs
+    for r in ids:
+        assert filled.means[r].equals(run_means(runs[r])), r
+        s = score_run(runs[r])
+        f1 = filled.means[r].filter(filled.means[r]["metric"] == "faithfulness")
+        assert f1["mean"].item() == pytest.approx(s["faithfulness"].drop_nulls().mean(), rel=1e-12)
+        assert f1["questions"].item() == s.height
+    again = RunFolder(runs_copy)
+    monkeypatch.setattr(
+        RunFolder, "load", lambda *a, **k: (_ for _ in ()).throw(AssertionError("read a run"))
+    )
+    monkeypatch.setattr(score, "_score", lambda *a, **k: (_ for _ in ()).throw(AssertionError("rescored")))
+    kept = MeansBackfill(again, ids)
+    assert kept.pending == 0 and set(kept.means) == set(ids)
+    table = trend(list(again.entries.values()), ["R@5", "faithfulness"], kept.means)
+    assert table["run_id"].unique(maintain_order=True).to_list() == ids, "one point per run, oldest first"
+    assert table.filter((table["run_id"] == RUN) & (table["metric"] == "R@5"))[
+        "mean"
+    ].item() == pytest.approx(score_run(runs[RUN])["R@5"].drop_nulls().mean(), rel=1e-12)
+
+
+def test_a_broken_run_found_by_the_trend_pass_is_a_problem_of_the_folder(runs_copy: Path) -> None:
+    from evalcore.runs import RunFolder
+    from evalcore.score import MeansBackfill
+
+    (runs_copy / "2026-10-05-bm25" / "results.jsonl").write_text('{"qid": "hv-001", "retrieved": [}\n')
+    folder = RunFolder(runs_copy)
+    filled = MeansBackfill(folder, list(folder.entries))
+    assert filled.wait(60)
+    assert filled.failed == {"2026-10-05-bm25"} and len(filled.means) == 3
+    assert any("malformed JSON" in str(p) for p in folder.problems)
+    assert "2026-10-05-bm25" not in folder.entries
