@@ -246,3 +246,28 @@ def heatmap(
         xaxis={"side": "top", "tickangle": -35 if slant else 0},
     )
     return fig
+
+
+PAGE_ROWS = 1_000  # rows a table sends to the browser at a time; the rest stay on the server
+
+
+def paged(table: pl.DataFrame, key: str, *, show: int | None = None, rows: int | None = None) -> pl.DataFrame:
+    """The page of ``table`` to send to the browser: all of it up to ``rows`` rows, else one page
+    of ``rows`` with a page picker and "rows 1–1,000 of 1,000,000" — a million-row table never
+    leaves the server whole (the browser would take minutes and gigabytes). ``show``: a row index
+    that must be on the page (a question opened by a link), which moves the picker to its page."""
+    rows = rows or PAGE_ROWS
+    if table.height <= rows:
+        return table
+    pages = -(-table.height // rows)
+    if show is not None and 0 <= show < table.height and st.session_state.get(f"_{key}_show") != show:
+        st.session_state[key] = show // rows + 1  # once per newly opened row; the picker is free after
+    st.session_state[f"_{key}_show"] = show
+    left, right = st.columns([1, 4])
+    page = left.number_input(
+        "Page", min_value=1, max_value=pages, step=1, key=key, help=f"{rows:,} rows a page; filter to narrow."
+    )
+    start = (int(page) - 1) * rows
+    end = min(start + rows, table.height)
+    right.caption(f"Rows {start + 1:,}–{end:,} of {table.height:,} (page {int(page):,} of {pages:,}).")
+    return table.slice(start, rows)

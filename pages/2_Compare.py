@@ -20,6 +20,7 @@ from dashboard.render import (
     count,
     md_code,
     md_escape,
+    paged,
     reference_md,
     scroll_into_view,
 )
@@ -197,14 +198,17 @@ view = tables.compare_questions(cmp, table)
 st.caption(f"{count(view.height, 'question')}, worst regression first. Select a row to open it side by side.")
 # A question named by the link (or opened before) is selected in the table when the filters show it.
 open_qid = st.session_state.get("cmp_qid")
-shown_qids = view["qid"].to_list()
+all_qids = view["qid"]
+at = all_qids.index_of(open_qid) if open_qid is not None else None
+page = paged(view, "cmp_page", show=at)  # a million questions stay on the server, a page at a time
+shown_qids = page["qid"].to_list()
 if open_qid in shown_qids:
     want = [shown_qids.index(open_qid)]
     current = st.session_state.get("cmp_table")
     if not current or list(current.get("selection", {}).get("rows", [])) != want:
         st.session_state["cmp_table"] = {"selection": {"rows": want}}
 event = st.dataframe(
-    view,
+    page,
     hide_index=True,
     on_select="rerun",
     selection_mode="single-row",
@@ -213,7 +217,7 @@ event = st.dataframe(
 )
 st.download_button(
     "Download this table (CSV)",
-    view.write_csv(),
+    view.write_csv,  # written when clicked, not on every rerun (a million rows is ~100 MB)
     file_name=f"compare-{base}-vs-{cand}.csv",
     mime="text/csv",
     icon=":material/download:",
@@ -231,9 +235,9 @@ if auth.may("rejudge"):  # only for a role that may spend on the judge
             st.rerun()
 
 rows = event.selection.rows if event is not None else []
-sel_marker = (tuple(rows), view.height, tuple(view["qid"].head(50).to_list()))
-if rows and st.session_state.get("_cmp_last_sel") != sel_marker and rows[0] < view.height:
-    st.session_state["cmp_qid"] = view["qid"][rows[0]]
+sel_marker = (tuple(rows), view.height, tuple(page["qid"].head(50).to_list()))
+if rows and st.session_state.get("_cmp_last_sel") != sel_marker and rows[0] < page.height:
+    st.session_state["cmp_qid"] = page["qid"][rows[0]]
 st.session_state["_cmp_last_sel"] = sel_marker
 qid = st.session_state.get("cmp_qid")
 CompareView.from_state(qid=qid).publish()

@@ -343,6 +343,30 @@ def test_compare_drill_down_marks_labels_and_highlights_quotes(monkeypatch: pyte
     assert "NOT SUPPORTED" in body
 
 
+def test_a_long_question_table_is_sent_a_page_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A million-question comparison cannot go to the browser whole: the table holds one page, says
+    how many rows there are, and a linked question opens on its own page, selected."""
+    from dashboard import render
+
+    monkeypatch.setattr(render, "PAGE_ROWS", 20)
+    at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND)
+    table = at.dataframe[1].value
+    total = int(next(c.value for c in at.caption if "worst regression first" in c.value).split()[0])
+    assert total > 40 and len(table) == 20
+    assert any(f"Rows 1–20 of {total}" in c.value for c in at.caption)
+    second = at.number_input(key="cmp_page").set_value(2).run()
+    page2 = second.dataframe[1].value
+    assert len(page2) == 20 and not set(page2["qid"]) & set(table["qid"])
+    last = at.number_input(key="cmp_page").max
+    assert last == -(-total // 20)
+    # A question linked from elsewhere, far down the table: its page opens, with its row selected.
+    far = str(page2["qid"].iloc[5])
+    at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND, qid=far)
+    assert at.number_input(key="cmp_page").value == 2
+    assert at.session_state["cmp_table"]["selection"]["rows"] == [5]
+    assert f"{far}: " in texts(at)
+
+
 def test_compare_link_with_unknown_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     at = open_page(monkeypatch, "pages/2_Compare.py", base="nope", cand=CAND, qid="hv-999")
     body = texts(at)
