@@ -55,7 +55,10 @@ def main() -> None:
     generate(folder, args.runs, args.questions)
     print(f"data: {folder} ({time.perf_counter() - t:.0f} s to generate)")
     last = f"run-{args.runs - 1:02d}"
-    pages = [("overview (what changed, runs, trend)", "/"), ("breakdown (run picker)", f"/Breakdown?run={last}")]
+    pages = [
+        ("overview (what changed, runs, trend)", "/"),
+        ("breakdown (run picker)", f"/Breakdown?run={last}"),
+    ]
 
     from playwright.sync_api import sync_playwright
 
@@ -129,7 +132,9 @@ def main() -> None:
         browser.close()
     shutil.rmtree(cache, ignore_errors=True)
 
-    print(f"\n{args.runs} runs x {args.questions:,} questions (parquet), Chromium, seconds to a rendered page")
+    print(
+        f"\n{args.runs} runs x {args.questions:,} questions (parquet), Chromium, seconds to a rendered page"
+    )
     print("first view: fresh server, empty cache folder; cold: fresh server, caches kept; warm: reload.\n")
     print(f"| {'page':<40} | first view | cold | warm | target |")
     print("|---|---|---|---|---|")

@@ -87,6 +87,20 @@ def overlap_parts(table: pl.DataFrame, n: int = 15) -> tuple[pl.DataFrame, pl.Da
     return overlap_summary(table), most_overlapping(table, n)
 
 
+def overlap_bins(table: pl.DataFrame, bins: int = 10) -> pl.DataFrame:
+    """The overlap histogram, binned here (``source, bin, share``: the share of the source's
+    questions whose overlap falls in ``[bin, bin + 1/bins)``, 1.0 in the last): the chart gets
+    ``bins`` bars per source, not one value per question of a million-question test set."""
+    known = table.drop_nulls("overlap")
+    return (
+        known.with_columns(bin=(pl.col("overlap") * bins).floor().clip(0, bins - 1) / bins)
+        .group_by("source", "bin")
+        .agg(n=pl.len())
+        .with_columns(share=pl.col("n") / pl.col("n").sum().over("source"))
+        .sort("source", "bin")
+    )
+
+
 def versions_of(folder: str, run_ids: tuple[str, ...], key: Key) -> pl.DataFrame:
     table = answered_versions(runs_of(folder, run_ids, key).values())
     root = Path(folder)

@@ -4,12 +4,12 @@ slice can detect, how much synthetic questions borrow from their chunk, and vers
 
 from __future__ import annotations
 
-import plotly.express as px
+import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import auth, data, health
 from dashboard.frame import complain, need_runs, rejudge_key_field, setup
-from dashboard.render import count, md_code, md_escape
+from dashboard.render import count, md_code, md_escape, plot_text
 from dashboard.views import TESTSET_MODES, TestSetView
 
 frame = setup("Test set", ":material/checklist:")
@@ -133,15 +133,20 @@ elif mode == "Overlap":
         st.info("No labeled question has a chunk text or evidence quote to compare with.")
     else:
         st.dataframe(summary, hide_index=True)
-        fig = px.histogram(
-            table.drop_nulls("overlap").to_pandas(),
-            x="overlap",
-            color="source",
-            barmode="overlay",
-            histnorm="percent",
-            nbins=10,
-            range_x=[0, 1],
+        bins = health.overlap_bins(table)
+        fig = go.Figure(
+            [
+                go.Bar(
+                    x=(part["bin"] + 0.05).to_list(),
+                    y=(part["share"] * 100).to_list(),
+                    width=0.1,
+                    name=plot_text(str(source)),
+                    opacity=0.6,
+                )
+                for (source,), part in bins.group_by("source", maintain_order=True)
+            ]
         )
+        fig.update_layout(barmode="overlay", xaxis={"range": [0, 1], "title": "overlap"})
         fig.update_layout(height=300, margin={"t": 10, "b": 10}, yaxis_title="% of questions")
         st.plotly_chart(fig, key="ts_overlap_hist")
         st.subheader("Most overlapping synthetic questions")

@@ -63,6 +63,15 @@ def test_overlap_lists_the_synthetic_questions_to_review(monkeypatch: pytest.Mon
     assert summary.loc["synthetic", "median"] > summary.loc["real", "median"]
     top = at.dataframe[1].value
     assert len(top) == 15 and top["overlap"].is_monotonic_decreasing
+    # The histogram arrives binned: ten bars a source, each source's bars adding up to 100%, and the
+    # synthetic questions' weight further right (not one value per question sent to the browser).
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    bars = {t["name"]: t for t in spec["data"]}
+    assert set(bars) == {"real", "synthetic"}
+    for t in bars.values():
+        assert len(t["x"]) <= 10 and sum(t["y"]) == pytest.approx(100)
+    centre = {n: sum(x * y for x, y in zip(t["x"], t["y"], strict=True)) / 100 for n, t in bars.items()}
+    assert centre["synthetic"] > centre["real"]
 
 
 def test_versions_diff_two_files_and_a_link_cannot_name_another_file(
