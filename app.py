@@ -13,7 +13,7 @@ import streamlit as st
 
 from dashboard import data, tables
 from dashboard.frame import complain, need_runs, setup, show_problems
-from dashboard.render import agree, count, md_escape, plot_text, plot_texts
+from dashboard.render import agree, count, forest, md_escape, plot_text, plot_texts
 from dashboard.views import OverviewView
 
 TREND_WAIT = 3.0  # seconds the first view waits for runs never scored before (the rest fill in)
@@ -87,6 +87,7 @@ if len(ids) > 1:
             st.info("**Moved (no better direction):** " + md_escape(tables.describe_moves(moved)))
         if not moves.height:
             st.info(f"No metric moved significantly (Holm-corrected p < {tables.SIGNIFICANT:g}).")
+        st.plotly_chart(forest(cmp.summary), key="home_forest", config={"displayModeBar": False})
         st.caption(
             f"Paired on the {md_escape(cmp.note)}: these deltas can differ from the headline means below, "
             "which cover every question each run answered. Randomization test, Holm-corrected across metrics."

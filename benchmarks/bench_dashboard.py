@@ -63,7 +63,11 @@ WORDS = [
 ]
 
 
-def generate(folder: Path, n_runs: int, n_q: int, depth: int = 10, fmt: str = "parquet") -> None:
+def generate(
+    folder: Path, n_runs: int, n_q: int, depth: int = 10, fmt: str = "parquet", *, text: bool = True
+) -> None:
+    """``n_runs`` runs of ``n_q`` questions x ``depth`` chunks; ``text=False``: chunks without their
+    text (a retrieval log's runs: ids and scores, as a TREC import gives)."""
     if (folder / "done").exists():
         return
     folder.mkdir(parents=True, exist_ok=True)
@@ -114,8 +118,9 @@ def generate(folder: Path, n_runs: int, n_q: int, depth: int = 10, fmt: str = "p
             doc_id="d" + (pl.col("c") // 5).cast(pl.String),
             text=texts.gather(flat["c"]),
         )
+        fields = ["chunk_id", "doc_id", "score", *(["text"] if text else [])]
         top = flat.group_by("q", maintain_order=True).agg(
-            retrieved=pl.struct("chunk_id", "doc_id", "score", "text"), first=pl.col("c").first()
+            retrieved=pl.struct(fields), first=pl.col("c").first()
         )
         first_text = texts.gather(top["first"])
         refuse = unans & (rng.random(n_q) < 0.8)

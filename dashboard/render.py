@@ -4,7 +4,6 @@ with ``unsafe_allow_html``."""
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -13,6 +12,9 @@ import polars as pl
 import streamlit as st
 
 from dashboard.tables import Grid
+from evalcore.charts import forest as forest  # (re-exported: one owner, evalcore.charts)
+from evalcore.charts import plot_text as plot_text
+from evalcore.charts import plot_texts as plot_texts
 from evalcore.metrics import span
 from evalcore.question import QuestionDetail
 from evalcore.words import agree as agree  # (re-exported for the pages: pages import dashboard only)
@@ -30,23 +32,6 @@ def md_escape(text: str | None) -> str:
     if not text:
         return ""
     return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", "  \n")
-
-
-def plot_text(text: str) -> str:
-    """Text shown literally by plotly, which reads a subset of HTML in labels, titles and hover text
-    (``<a href>`` becomes a clickable link, ``<b>`` bold). Tag values, metric names from imported
-    scores and run labels come from run files, so they are entity-escaped; plotly decodes
-    ``&lt;``, ``&gt;`` and ``&amp;`` back to the characters.
-
-    >>> plot_text('<a href="https://x">x</a> & y')
-    '&lt;a href="https://x"&gt;x&lt;/a&gt; &amp; y'
-    """
-    return html.escape(text, quote=False)
-
-
-def plot_texts(values: Iterable[object]) -> list[str]:
-    """:func:`plot_text` of each value."""
-    return [plot_text(str(v)) for v in values]
 
 
 def reference_md(case: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from dashboard.render import (
     chunks_side_by_side,
     claim_list,
     count,
+    forest,
     md_code,
     md_escape,
     paged,
@@ -26,7 +27,7 @@ from dashboard.render import (
 )
 from dashboard.views import CompareView
 
-frame = setup("Compare", ":material/compare_arrows:", charts=False)
+frame = setup("Compare", ":material/compare_arrows:")
 need_runs(frame, 2)
 runs = frame.runs  # each read when first asked for: this page reads two runs
 ids = frame.run_ids
@@ -126,6 +127,7 @@ if "better" in moves:
         "**Significantly better:** " + md_escape(tables.describe_moves(moves["better"])),
         icon=":material/trending_up:",
     )
+st.plotly_chart(forest(cmp.summary), key="cmp_forest", config={"displayModeBar": False})
 st.caption(
     f"On the {md_escape(cmp.note)} (Overview's means cover every question each run answered, so they "
     "can differ) · mean paired delta (candidate − baseline) with a bootstrap 95% CI · two-sided "

@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "evalcore.schema": 0,
     "evalcore.cache": 0,
     "evalcore.stats": 0,
+    "evalcore.charts": 0,  # plotly figures the dashboard and the reports share
     "evalcore.access": 1,  # who may do what: roles from the access file (raises SetupError)
     "evalcore.store": 1,  # the tool's database: raises evalcore.errors' SetupError
     "evalcore.metrics": 1,
@@ -48,6 +49,7 @@ STANDALONE = {
     "evalcore.schema",
     "evalcore.cache",
     "evalcore.stats",
+    "evalcore.charts",
 }
 
 

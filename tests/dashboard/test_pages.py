@@ -343,6 +343,28 @@ def test_compare_drill_down_marks_labels_and_highlights_quotes(monkeypatch: pyte
     assert "NOT SUPPORTED" in body
 
 
+def test_compare_and_overview_lead_with_a_forest_plot_of_the_verdicts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each metric's paired change with its CI, one colour per verdict, worse first, n in the label:
+    the same verdicts as the boxes above it and the table below."""
+    at = open_page(monkeypatch, "pages/2_Compare.py", base=BASE, cand=CAND)
+    spec = json.loads(next(c for c in at.get("plotly_chart") if "forest" in c.proto.id).proto.spec)
+    traces = {t["name"]: t for t in spec["data"]}
+    worse = traces["worse (significant)"]
+    assert [y.split(" (n=")[0] for y in worse["y"]] == ["abstention", "faithfulness"]
+    assert (
+        worse["marker"]["symbol"] == "circle"
+        and traces["no significant change"]["marker"]["symbol"] == "circle-open"
+    )
+    assert "relevance (n=146)" in traces["better (significant)"]["y"]
+    table = at.dataframe[0].value.set_index("metric")
+    assert worse["x"][1] == pytest.approx(table.loc["faithfulness", "delta"])
+    assert spec["layout"]["yaxis"]["categoryarray"][:2] == worse["y"], "worse first"
+    at = open_page(monkeypatch)
+    assert any("forest" in c.proto.id for c in at.get("plotly_chart")), "Overview's what changed has it too"
+
+
 def test_a_long_question_table_is_sent_a_page_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """A million-question comparison cannot go to the browser whole: the table holds one page, says
     how many rows there are, and a linked question opens on its own page, selected."""

@@ -1,0 +1,117 @@
+"""Charts shared by the dashboard and the reports it writes (plotly figures; no streamlit here).
+
+Every text a chart shows that can come from a run file (a metric name of an imported score, a run
+label) goes through :func:`plot_text`: plotly reads a subset of HTML in labels and hover text.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+
+import plotly.graph_objects as go
+import polars as pl
+
+# One colour per verdict of a comparison (evalcore.comparison.VERDICTS), colour-blind safe (Okabe-Ito).
+VERDICT_COLOURS = {
+    "worse": "#D55E00",
+    "better": "#009E73",
+    "moved": "#0072B2",
+    "no change": "#7F7F7F",
+    "not comparable": "#BBBBBB",
+}
+LEGEND = {
+    "worse": "worse (significant)",
+    "better": "better (significant)",
+    "moved": "moved (significant, no better direction)",
+    "no change": "no significant change",
+    "not comparable": "not comparable (judge changed)",
+}
+_ORDER = {"worse": 0, "better": 1, "moved": 2, "no change": 3, "not comparable": 4}
+
+
+def plot_text(text: str) -> str:
+    """Text shown literally by plotly, which reads a subset of HTML in labels, titles and hover text
+    (``<a href>`` becomes a clickable link, ``<b>`` bold). Tag values, metric names from imported
+    scores and run labels come from run files, so they are entity-escaped; plotly decodes
+    ``&lt;``, ``&gt;`` and ``&amp;`` back to the characters.
+
+    >>> plot_text('<a href="https://x">x</a> & y')
+    '&lt;a href="https://x"&gt;x&lt;/a&gt; &amp; y'
+    """
+    return html.escape(text, quote=False)
+
+
+def plot_texts(values: Iterable[object]) -> list[str]:
+    """:func:`plot_text` of each value."""
+    return [plot_text(str(v)) for v in values]
+
+
+def forest(summary: pl.DataFrame, *, height_per_metric: int = 34) -> go.Figure:
+    """A forest plot of a comparison's summary (:attr:`evalcore.comparison.Comparison.summary`):
+    one row per metric with its mean paired delta and 95% CI, coloured by the verdict (worse, better,
+    moved, no change, not comparable), a filled marker where the change is significant after Holm,
+    an open one where it is not; labelled with the metric and its n. Worse first, then better, moved,
+    no change. Metrics with no data in both runs are left out."""
+    rows = summary.filter(pl.col("delta").is_not_null() & (pl.col("verdict") != "no data"))
+    rows = rows.with_columns(
+        _rank=pl.col("verdict").replace_strict(_ORDER, default=9, return_dtype=pl.Int64)
+    ).sort("_rank", "metric", descending=[False, False])
+    labels = [f"{plot_text(m)} (n={n:,})" for m, n in zip(rows["metric"], rows["n"], strict=True)]
+    fig = go.Figure()
+    indexed = rows.with_row_index("_i")
+    for verdict, colour in VERDICT_COLOURS.items():
+        # 'worse', 'better' and 'moved' are significant after Holm by definition (decide()): filled;
+        # 'no change' and 'not comparable' are not: open.
+        part = indexed.filter(pl.col("verdict") == verdict)
+        if not part.height:
+            continue
+        significant = verdict in ("worse", "better", "moved")
+        fig.add_trace(
+            go.Scatter(
+                x=part["delta"].to_list(),
+                y=[labels[i] for i in part["_i"]],
+                mode="markers",
+                name=LEGEND[verdict],
+                marker={
+                    "color": colour,
+                    "size": 11,
+                    "symbol": "circle" if significant else "circle-open",
+                    "line": {"width": 2, "color": colour},
+                },
+                error_x={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": (part["ci_high"] - part["delta"]).to_list(),
+                    "arrayminus": (part["delta"] - part["ci_low"]).to_list(),
+                    "color": colour,
+                    "thickness": 2,
+                },
+                customdata=list(
+                    zip(
+                        part["ci_low"].to_list(),
+                        part["ci_high"].to_list(),
+                        [_p(p) for p in part["p_holm"].to_list()],
+                        strict=True,
+                    )
+                ),
+                hovertemplate=(
+                    "%{y}<br>Δ %{x:+.3f} [%{customdata[0]:+.3f}, %{customdata[1]:+.3f}]"
+                    "<br>Holm p %{customdata[2]}<extra>" + verdict + "</extra>"
+                ),
+            )
+        )
+    fig.add_vline(x=0, line_width=1, line_color="#444")
+    fig.update_layout(
+        height=80 + height_per_metric * max(1, rows.height),
+        margin={"t": 10, "b": 40, "l": 10, "r": 10},
+        xaxis_title="paired change, candidate − baseline (95% CI)",
+        yaxis={"autorange": "reversed", "categoryorder": "array", "categoryarray": labels},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+        showlegend=True,
+    )
+    return fig
+
+
+def _p(p: float | None) -> str:
+    return "–" if p is None else f"{p:.3g}"
