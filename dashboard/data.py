@@ -221,6 +221,13 @@ def trend_means(folder: str, run_ids: tuple[str, ...], key: Key, wait: float = 0
     return got
 
 
+def report_html(cmp: Comparison) -> bytes:
+    """The comparison as the self-contained HTML page ``evalcore report`` writes (the same renderer)."""
+    from evalcore import report
+
+    return report.html(cmp).encode("utf-8")
+
+
 def groups(folder: str, key: Key) -> list[TestSetGroup]:
     """The folder's runs grouped by the test set they answered (see :mod:`evalcore.runs.groups`);
     a run whose results turned out broken is no longer among them."""
@@ -415,6 +422,7 @@ __all__ = [
     "load",
     "overview_table",
     "rejudge",
+    "report_html",
     "revision_diff",
     "revisions",
     "runs_folder",

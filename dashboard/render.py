@@ -4,7 +4,6 @@ with ``unsafe_allow_html``."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,25 +12,13 @@ import streamlit as st
 
 from dashboard.tables import Grid
 from evalcore.charts import forest as forest  # (re-exported: one owner, evalcore.charts)
-from evalcore.charts import plot_text as plot_text
-from evalcore.charts import plot_texts as plot_texts
+from evalcore.escape import md_escape as md_escape
+from evalcore.escape import plot_text as plot_text
+from evalcore.escape import plot_texts as plot_texts
 from evalcore.metrics import span
 from evalcore.question import QuestionDetail
 from evalcore.words import agree as agree  # (re-exported for the pages: pages import dashboard only)
 from evalcore.words import count as count
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~:$=&])")
-
-
-def md_escape(text: str | None) -> str:
-    """Text shown literally by ``st.markdown``: every markdown and HTML-significant character escaped.
-
-    >>> md_escape("<script>alert(1)</script> **x**")
-    '\\\\<script\\\\>alert\\\\(1\\\\)\\\\</script\\\\> \\\\*\\\\*x\\\\*\\\\*'
-    """
-    if not text:
-        return ""
-    return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", "  \n")
 
 
 def reference_md(case: dict[str, Any]) -> str:

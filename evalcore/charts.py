@@ -6,11 +6,10 @@ label) goes through :func:`plot_text`: plotly reads a subset of HTML in labels a
 
 from __future__ import annotations
 
-import html
-from collections.abc import Iterable
-
 import plotly.graph_objects as go
 import polars as pl
+
+from evalcore.escape import plot_text
 
 # One colour per verdict of a comparison (evalcore.comparison.VERDICTS), colour-blind safe (Okabe-Ito).
 VERDICT_COLOURS = {
@@ -28,23 +27,6 @@ LEGEND = {
     "not comparable": "not comparable (judge changed)",
 }
 _ORDER = {"worse": 0, "better": 1, "moved": 2, "no change": 3, "not comparable": 4}
-
-
-def plot_text(text: str) -> str:
-    """Text shown literally by plotly, which reads a subset of HTML in labels, titles and hover text
-    (``<a href>`` becomes a clickable link, ``<b>`` bold). Tag values, metric names from imported
-    scores and run labels come from run files, so they are entity-escaped; plotly decodes
-    ``&lt;``, ``&gt;`` and ``&amp;`` back to the characters.
-
-    >>> plot_text('<a href="https://x">x</a> & y')
-    '&lt;a href="https://x"&gt;x&lt;/a&gt; &amp; y'
-    """
-    return html.escape(text, quote=False)
-
-
-def plot_texts(values: Iterable[object]) -> list[str]:
-    """:func:`plot_text` of each value."""
-    return [plot_text(str(v)) for v in values]
 
 
 def forest(summary: pl.DataFrame, *, height_per_metric: int = 34) -> go.Figure:

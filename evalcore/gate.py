@@ -30,6 +30,7 @@ import polars as pl
 
 from evalcore.comparison import Comparison
 from evalcore.metrics.catalogue import EPS, metric_info, retrieval_only
+from evalcore.report import regressed_markdown
 from evalcore.stats import ALPHA
 from evalcore.words import agree
 
@@ -283,20 +284,11 @@ def markdown_report(res: GateResult) -> str:
         lines += [
             f"| `{m['qid']}` | {m['diagnosis'] or '–'} | {'; '.join(m['reasons'])} |" for m in failed_must
         ]
-    worst = cmp.per_question.filter(pl.col("status").is_in(["regressed", "mixed"])).head(10)
-    if worst.height:
-        lines += [
-            "",
-            f"**Most regressed questions** ({worst.height} shown):",
-            "",
-            "| question | diagnosis | worst Δ | labeled chunks that left the top k |",
-            "|---|---|---:|---|",
-        ]
-        for r in worst.iter_rows(named=True):
-            lines.append(
-                f"| `{r['qid']}` | {r['diagnosis'] or '–'} | {_fmt(r['worst_delta'], 3)} | "
-                f"{', '.join(r['left_top_k']) or '–'} |"
-            )
+    # The same table as `evalcore report --format markdown` (one renderer); every question counts
+    # here, held-out ones too: the gate's reader is the CI log, not a tuning session.
+    lines += regressed_markdown(
+        cmp.per_question.filter(pl.col("status").is_in(["regressed", "mixed"])).head(10)
+    )
     return "\n".join(lines) + "\n"
 
 

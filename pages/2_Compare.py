@@ -128,6 +128,16 @@ if "better" in moves:
         icon=":material/trending_up:",
     )
 st.plotly_chart(forest(cmp.summary), key="cmp_forest", config={"displayModeBar": False})
+st.download_button(
+    "Download report (HTML)",
+    lambda: data.report_html(cmp),  # written when clicked: the same file `evalcore report` writes
+    file_name=f"report-{base}-vs-{cand}.html",
+    mime="text/html",
+    icon=":material/description:",
+    on_click="ignore",
+    help="One page that opens in any browser without a server: this comparison's chart, tables, "
+    "and the most regressed questions side by side. `evalcore report` writes the same file.",
+)
 st.caption(
     f"On the {md_escape(cmp.note)} (Overview's means cover every question each run answered, so they "
     "can differ) · mean paired delta (candidate − baseline) with a bootstrap 95% CI · two-sided "

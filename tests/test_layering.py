@@ -24,7 +24,8 @@ LAYERS: dict[str, int] = {
     "evalcore.schema": 0,
     "evalcore.cache": 0,
     "evalcore.stats": 0,
-    "evalcore.charts": 0,  # plotly figures the dashboard and the reports share
+    "evalcore.escape": 0,  # untrusted text shown literally: markdown, HTML, plotly
+    "evalcore.charts": 1,  # plotly figures the dashboard and the reports share
     "evalcore.access": 1,  # who may do what: roles from the access file (raises SetupError)
     "evalcore.store": 1,  # the tool's database: raises evalcore.errors' SetupError
     "evalcore.metrics": 1,
@@ -35,6 +36,7 @@ LAYERS: dict[str, int] = {
     "evalcore.trec_eval": 4,
     "evalcore.judge": 4,
     "evalcore.gate": 5,
+    "evalcore.report": 5,  # a comparison as a file: HTML or Markdown
     "evalcore.calibration": 5,  # sessions are made from runs under a judge revision
     "evalcore.testset": 4,  # works on a read test set and scored runs
     "evalcore.signals": 5,  # production logs; promoted questions become test-set versions
@@ -49,7 +51,7 @@ STANDALONE = {
     "evalcore.schema",
     "evalcore.cache",
     "evalcore.stats",
-    "evalcore.charts",
+    "evalcore.escape",
 }
 
 

@@ -180,6 +180,30 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from evalcore import report
+    from evalcore.comparison import compare
+
+    base, cand = _judged(load_run_arg(args.baseline), args), _judged(load_run_arg(args.candidate), args)
+    cmp = compare(base, cand, measures=args.measures or _default_measures(), k=args.k)
+    kw = {"by": args.by or None, "top": args.top, "include_heldout": args.include_heldout}
+    text = report.html(cmp, **kw) if args.format == "html" else report.markdown(cmp, **kw)
+    if args.out in (None, "-"):
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        report.write(args.out, text)
+    except OSError as exc:
+        return usage_error(
+            f"{args.out}: cannot write the report ({exc.strerror or exc}). Fix: pick a writable path"
+        )
+    shown = report.regressed(cmp, args.top, include_heldout=args.include_heldout).height
+    print(
+        f"wrote {args.out} ({args.format}, {len(text.encode()) / 1e6:.1f} MB): {report.describe(cmp, shown)}"
+    )
+    return EXIT_OK
+
+
 def _default_measures() -> list[str]:
     from evalcore.metrics.catalogue import DEFAULT_MEASURES
 
@@ -250,6 +274,29 @@ def add_parsers(sub: Any) -> None:
         help="list held-out questions among the most regressed too (the counts always include them)",
     )
     s.set_defaults(func=cmd_compare)
+
+    s = sub.add_parser(
+        "report",
+        help="a comparison as one file to share: self-contained HTML (opens offline) or Markdown",
+        description="Write BASELINE vs CANDIDATE as one page: the forest plot of every metric's change, "
+        "the summary, each slice's significant deltas, the judges and test set versions, and the most "
+        "regressed questions side by side with their answers, chunks and claims. HTML opens in a browser "
+        "with no server and no network; Markdown fits a pull-request comment.",
+    )
+    s.add_argument("baseline")
+    s.add_argument("candidate")
+    s.add_argument("--out", "-o", help="the file to write (default: standard output)")
+    s.add_argument("--format", choices=["html", "markdown"], default="html")
+    s.add_argument("--by", action="append", help="a tag to break down by (repeat; default: every tag)")
+    s.add_argument("-m", "--measure", dest="measures", action="append")
+    s.add_argument("-k", type=int, default=5, help="top k whose labeled chunks are tracked (default 5)")
+    s.add_argument("--top", type=int, default=10, help="how many regressed questions to show (default 10)")
+    s.add_argument("--judge", default="recorded", help=JUDGE_HELP + " (both runs)")
+    s.add_argument("--store", help=STORE_HELP)
+    s.add_argument(
+        "--include-heldout", action="store_true", help="show held-out questions among the regressed"
+    )
+    s.set_defaults(func=cmd_report)
 
     s = sub.add_parser(
         "gate", help="fail CI when the candidate regresses (exit 0 pass, 1 regression, 2 bad input)"
