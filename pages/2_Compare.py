@@ -235,13 +235,18 @@ st.download_button(
     icon=":material/download:",
 )
 listed = view["qid"].to_list()
-if auth.may("rejudge"):  # only for a role that may spend on the judge
+answered = [r for r in (base, cand) if runs[r].has_answers]  # a TREC run has nothing to judge
+if auth.may("rejudge") and answered:  # only for a role that may spend on the judge
     with st.expander(f"Re-judge the {count(len(listed), 'question')} listed above", icon=":material/gavel:"):
-        which = st.radio(
-            "Runs", ["both", "baseline", "candidate"], horizontal=True, key="cmp_rejudge_runs",
-            help="Both, so that the two sides are judged by the same judge and stay comparable.",
-        )  # fmt: skip
-        targets = [base, cand] if which == "both" else [base] if which == "baseline" else [cand]
+        if len(answered) == 2:
+            which = st.radio(
+                "Runs", ["both", "baseline", "candidate"], horizontal=True, key="cmp_rejudge_runs",
+                help="Both, so that the two sides are judged by the same judge and stay comparable.",
+            )  # fmt: skip
+            targets = [base, cand] if which == "both" else [base] if which == "baseline" else [cand]
+        else:
+            targets = answered
+            st.caption(md_escape(f"Only {frame.label(answered[0])} has answers to judge."))
         if rejudge_panel(frame, targets, listed, "cmp_rejudge"):
             st.session_state["cmp_judge_pending"] = data.LATEST
             st.rerun()

@@ -201,30 +201,32 @@ st.dataframe(tables.history_table(history), hide_index=True)
 # Option labels of a segmented control are markdown: a run label must not become a link or an image.
 st.segmented_control("Run", run_ids, key="q_run", format_func=lambda r: md_escape(frame.entries[r].label))
 c_judge, c_rejudge = st.columns(2)
+answers = runs[run_id].has_answers  # a run without answers (a TREC import) has no verdicts to pick
 with c_judge:
-    st.selectbox(
-        "Judge verdicts",
-        list(judge_labels),
-        key="q_judge",
-        format_func=lambda j: judge_labels[j],
-        help="The run file's own judge output, or a revision made with `evalcore judge` or Re-judge.",
-    )
-    if len(judge_labels) > 1:
-        other = st.selectbox(
-            "Diff against",
-            [j for j in judge_labels if j != judge],
-            index=None,
-            key="q_judge_vs",
+    if answers:
+        st.selectbox(
+            "Judge verdicts",
+            list(judge_labels),
+            key="q_judge",
             format_func=lambda j: judge_labels[j],
-            placeholder="another judging of this answer",
+            help="The run file's own judge output, or a revision made with `evalcore judge` or Re-judge.",
         )
-        if other is not None:
-            change = data.revision_diff(frame.fkey, run_id, other, judge, qid, frame.key)
-            if change is None:
-                st.caption("The two judgings of this answer agree.")
-            else:
-                st.markdown(md_escape(tables.diff_text(change, judge_labels[other], judge_labels[judge])))
-if auth.may("rejudge"):  # only for a role that may spend on the judge
+        if len(judge_labels) > 1:
+            other = st.selectbox(
+                "Diff against",
+                [j for j in judge_labels if j != judge],
+                index=None,
+                key="q_judge_vs",
+                format_func=lambda j: judge_labels[j],
+                placeholder="another judging of this answer",
+            )
+            if other is not None:
+                change = data.revision_diff(frame.fkey, run_id, other, judge, qid, frame.key)
+                if change is None:
+                    st.caption("The two judgings of this answer agree.")
+                else:
+                    st.markdown(md_escape(tables.diff_text(change, judge_labels[other], judge_labels[judge])))
+if auth.may("rejudge") and answers:  # only for a role that may spend, on a run with answers
     with c_rejudge, st.expander("Re-judge this question", icon=":material/gavel:"):
         estimate = data.judge_estimate(frame.fkey, run_id, [qid], frame.key)
         st.caption(

@@ -13,9 +13,20 @@ from dashboard.views import CalibrationView
 
 frame = setup("Calibration", ":material/balance:", charts=False)
 need_runs(frame)
-frame.runs.load(frame.run_ids)
+loaded = frame.runs.load(frame.run_ids)
 ids = frame.run_ids
+# Sessions and probes label a judge's verdicts on answers: runs without answers (a TREC import)
+# are not offered; with none at all, the page says what it needs instead of empty pickers.
+judgeable = [r for r in ids if r in loaded and loaded[r].has_answers]
 sessions = calib.sessions(ids)
+if not judgeable and not sessions:
+    st.info(
+        f"No run of this test set has answers ({count(len(ids), 'run')}, retrieval only): calibration labels a "
+        "judge's verdicts on a run's answers. Add runs that record answers (and judge them with "
+        "`evalcore judge`), or import an export with answers (`evalcore import ragas`, `ragchecker`, `traces`).",
+        icon=":material/info:",
+    )
+    st.stop()
 by_name = {s.name: s for s in sessions}
 tags = calib.tags_of(frame.fkey, ids[-1], frame.key)
 
@@ -36,6 +47,9 @@ mode = st.segmented_control("View", ["Label", "Agreement", "Probes"], key="cal_m
 
 # ---- bias probes
 
+if mode == "Probes" and not judgeable:
+    st.info("No run of this test set has answers for the judge to be probed on.", icon=":material/info:")
+    st.stop()
 if mode == "Probes":  # no session needed: probes measure the judge alone
     st.caption(
         "Each probe changes the judge's input in one way that should not change a fair judge's verdict and "
@@ -43,7 +57,7 @@ if mode == "Probes":  # no session needed: probes measure the judge alone
         "(docs/calibration.md)."
     )
     p1, p2, p3 = st.columns([2, 4, 1])
-    probe_run = p1.selectbox("Run", list(reversed(ids)), format_func=frame.label, key="cal_probe_run")
+    probe_run = p1.selectbox("Run", list(reversed(judgeable)), format_func=frame.label, key="cal_probe_run")
     chosen_probes = p2.multiselect(
         "Probes", list(calib.probe_names()), default=list(calib.probe_names()), key="cal_probes"
     )
@@ -92,9 +106,11 @@ if mode == "Probes":  # no session needed: probes measure the judge alone
 
 def new_session_form() -> None:
     """An admin opens a labeling session on a run's judge verdicts."""
+    if not judgeable:
+        return
     with st.expander("New labeling session", expanded=not sessions, icon=":material/add:"):
         c1, c2, c3 = st.columns(3)
-        run_id = c1.selectbox("Run", list(reversed(ids)), format_func=frame.label, key="cal_new_run")
+        run_id = c1.selectbox("Run", list(reversed(judgeable)), format_func=frame.label, key="cal_new_run")
         judge = c2.selectbox(
             "Judge verdicts",
             calib.judges_of(frame.fkey, run_id, frame.key),

@@ -103,6 +103,14 @@ class Run(RunEntry):
     source_key: str | None = None  # "sha256:" + the results file's content hash when it was read;
     # None for a run holding part of its file (RunFolder.question), whose scores must not be cached
 
+    @property
+    def has_answers(self) -> bool:
+        """Whether any question has a recorded answer: what a judge, a re-judge or a calibration
+        session needs (a TREC import, a retrieval-only run, has none — nothing there to judge)."""
+        if "answer" not in self.results.columns:
+            return False
+        return bool(self.results["answer"].str.strip_chars().str.len_chars().fill_null(0).gt(0).any())
+
 
 @dataclass
 class LoadResult:

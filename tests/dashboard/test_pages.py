@@ -687,6 +687,56 @@ def test_a_trec_query_shows_its_top_k_and_the_rest_on_request(
     assert "false_refusal" not in metrics and "no_answer" not in metrics and "R@5" in metrics
 
 
+def test_runs_without_answers_are_offered_no_judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Two TREC imports (ids and scores, no answers): no Re-judge, no judge-verdicts picker, and a
+    Calibration page that says what it needs instead of offering runs it cannot label."""
+    from evalcore.cli import main
+    from helpers import write_trec
+
+    qp, rp = write_trec(tmp_path)
+    (tmp_path / "b").mkdir()
+    _, rp2 = write_trec(tmp_path / "b", seed=4)
+    out = tmp_path / "runs"
+    assert (
+        main(["import", "trec", "--qrels", str(qp), "--run", str(rp), "--out", str(out), "--run-id", "bm25"])
+        == 0
+    )
+    testset = str(out / "testset.jsonl")
+    assert (
+        main(
+            [
+                "import",
+                "trec",
+                "--qrels",
+                str(qp),
+                "--run",
+                str(rp2),
+                "--out",
+                str(out),
+                "--run-id",
+                "dense",
+                "--testset",
+                testset,
+            ]
+        )
+        == 0
+    )
+    at = open_page(monkeypatch, "pages/2_Compare.py", folder=out, base="bm25", cand="dense")
+    assert at.dataframe, "the comparison itself is there"
+    assert not [e for e in at.expander if "Re-judge" in e.label]
+    qid = str(at.dataframe[1].value["qid"].iloc[0])
+    at = open_page(monkeypatch, "pages/3_Question.py", folder=out, qid=qid)
+    assert not [s for s in at.selectbox if s.label == "Judge verdicts"]
+    assert not [e for e in at.expander if "Re-judge" in e.label]
+    at = open_page(monkeypatch, "pages/4_Calibration.py", folder=out)
+    assert "No run of this test set has answers (2 runs, retrieval only)" in texts(at)
+    assert not at.selectbox, "no picker of runs it cannot label"
+    # The sample runs have answers: everything is offered there.
+    at = open_page(monkeypatch, "pages/3_Question.py", qid="hv-026")
+    assert [s for s in at.selectbox if s.label == "Judge verdicts"]
+    assert [e for e in at.expander if "Re-judge" in e.label]
+
+
 @pytest.mark.parametrize(
     ("page", "params"),
     [
