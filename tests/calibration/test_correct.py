@@ -76,3 +76,72 @@ def test_where_the_judge_is_always_right_the_correction_changes_nothing() -> Non
     # unsure labels carry nothing; the rest of their stratum carries its weight
     unsure = [LabelRow(it.id, "ann", 1, "unsure", None, "", "page") for it in items]
     assert correct("claims", cands, items, unsure) is None
+
+
+# ---- the estimator by hand (small cases a reader can check on paper)
+
+
+def test_the_corrected_mean_and_interval_by_hand() -> None:
+    from evalcore.calibration.correct import Z95, corrected_mean
+
+    judge = {"a": [1.0, 1.0], "b": [1.0], "c": [0.0]}
+    # One of a's two claims is unsupported by people (weight 2): a's score drops by 2 x 1 / 2 claims.
+    jm, value, low, high = corrected_mean(judge, [("a", 1.0, 0.0, 2.0)])
+    z = [0.0, 1.0, 0.0]
+    sd = (sum((x - 1 / 3) ** 2 for x in z) / 2) ** 0.5  # the sample sd (n - 1)
+    assert (jm, value) == (pytest.approx(2 / 3), pytest.approx(1 / 3))
+    assert (low, high) == (pytest.approx(1 / 3 - Z95 * sd / 3**0.5), pytest.approx(1 / 3 + Z95 * sd / 3**0.5))
+    # Two labeled claims of one answer both count (each over the answer's claims).
+    _, two, _, _ = corrected_mean(judge, [("a", 1.0, 0.0, 1.0), ("a", 1.0, 0.0, 1.0)])
+    assert two == pytest.approx(1 / 3)
+    # Two answers are enough for an interval; one is not.
+    _, m2, lo2, hi2 = corrected_mean({"a": [1.0], "b": [0.0]}, [])
+    assert m2 == 0.5 and (lo2, hi2) == (pytest.approx(0.5 - Z95 * 0.5), pytest.approx(0.5 + Z95 * 0.5))
+    assert all(x != x for x in corrected_mean({"a": [1.0]}, [])[2:]), "one answer: no interval (nan)"
+
+
+def _item(i: int, qid: str, stratum: str, weight: float, judge: str | None = "SUPPORTED") -> ItemRow:
+    return ItemRow(i, 1, qid, 0, stratum, weight, {}, judge)
+
+
+def _label(item: int, label: str) -> LabelRow:
+    return LabelRow(item, "ann", 1, label, None, "", "page")
+
+
+def test_a_part_labeled_stratum_carries_its_whole_weight_and_unusable_items_are_skipped() -> None:
+    """Ten one-claim answers, all SUPPORTED by the judge; four drawn into a stratum of weight 2.5
+    (10 / 4). One is labeled unsure, one not at all, two NOT_SUPPORTED: those two stand for the
+    stratum's ten (weight 2.5 x 4 drawn / 2 labeled = 5 each), so the corrected mean is
+    (8 x 1 + 2 x (1 - 5)) / 10 = 0. An item of a question the run did not answer is skipped."""
+    cands = [{"qid": f"q{i}", "judge_label": "SUPPORTED"} for i in range(10)]
+    items = [_item(k, f"q{k}", "s", 2.5) for k in range(4)] + [_item(4, "gone", "t", 1.0)]
+    labels = [
+        _label(0, "unsure"),
+        _label(1, "NOT_SUPPORTED"),
+        _label(2, "NOT_SUPPORTED"),
+        _label(4, "SUPPORTED"),
+    ]
+    c = correct("claims", cands, items, labels)
+    assert c is not None
+    assert (c.judge, c.value, c.labels, c.answers) == (1.0, pytest.approx(0.0), 2, 10)
+    assert (c.low, c.high) == (0.0, 1.0), "the interval is clipped to what a rate can be"
+
+
+def test_answers_are_corrected_on_the_correctness_scale() -> None:
+    cands = [{"qid": "q0", "judge_label": "correct"}, {"qid": "q1", "judge_label": "partially_correct"}]
+    items = [_item(0, "q0", "s", 1.0, "correct")]
+    c = correct("answers", cands, items, [_label(0, "partially_correct")])
+    assert c is not None and c.metric == "correctness"
+    assert (c.judge, c.value) == (pytest.approx(0.75), pytest.approx(0.5))  # q0: 1 - (1 - 0.5)
+
+
+def test_labels_of_another_version_of_the_run_file_correct_nothing() -> None:
+    from evalcore import load_runs
+    from evalcore.calibration.correct import corrected
+    from evalcore.store.labels import SessionRow
+    from helpers import ROOT
+
+    run = load_runs(ROOT / "sample_runs").runs["2026-11-16-rerank-prompt-v2"]
+    session = SessionRow(1, "s", run.run_id, "0" * 64, "recorded", "", "claims", "uniform", 0, 1, "", "", "")
+    with pytest.raises(ValueError, match="results file is not that one"):
+        corrected(run, session, [], [])
