@@ -444,3 +444,62 @@ def test_the_cli_sets_the_request_timeout(env, tmp_path: Path, capsys) -> None: 
     out = capsys.readouterr().out
     assert "failed q-slow: timed out (0.3 s, 4 retries)" in out
     assert took < 2.5 * 5, "each of the five attempts gave up after 0.3 s, not the mock's 2.5 s"
+
+
+def test_a_diff_names_each_kind_of_change_and_questions_only_one_side_answered() -> None:
+    """The diff of two judgings, built by hand from the sample run: a claim added, a claim removed,
+    a question only one side has (its other side null), and nothing for a judging diffed with itself."""
+    import dataclasses
+
+    import polars as pl
+
+    from evalcore import load_runs
+    from evalcore.judge.revision import diff
+    from helpers import ROOT
+
+    a = dataclasses.replace(
+        load_runs(ROOT / "sample_runs").runs["2026-11-16-rerank-prompt-v2"], source_key=None
+    )
+    claims = a.claims
+    extra = (
+        claims.filter(pl.col("qid") == "hv-001")
+        .head(1)
+        .with_columns(claim=pl.lit("A new claim."), claim_idx=pl.lit(9, pl.Int64))
+    )
+    b = dataclasses.replace(
+        a,
+        # hv-001 gains a claim (not supported: no quote); hv-002 loses its first; hv-003 is not in b.
+        claims=pl.concat(
+            [
+                claims.filter(
+                    ~(pl.col("qid").is_in(["hv-002", "hv-045"]) & (pl.col("claim_idx") == 0))
+                ),  # hv-045: two supported, one goes (faithfulness stays 1.0)
+                extra.with_columns(verdict=pl.lit("NOT_SUPPORTED"), quote=pl.lit(None, pl.String)),
+            ]
+        ).filter(pl.col("qid") != "hv-003"),
+        results=a.results.filter(pl.col("qid") != "hv-003").with_columns(
+            n_claims=pl.when(pl.col("qid") == "hv-045").then(1).otherwise(pl.col("n_claims"))
+        ),
+        retrieved=a.retrieved.filter(pl.col("qid") != "hv-003"),
+    )
+    got = {r["qid"]: r for r in diff(a, b).iter_rows(named=True)}
+    assert set(got) == {"hv-001", "hv-002", "hv-003", "hv-045"}
+    assert got["hv-045"]["faithfulness_a"] == got["hv-045"]["faithfulness_b"] == 1.0
+    assert len(got["hv-045"]["claims_removed"]) == 1
+    assert got["hv-001"]["claims_added"] == ["A new claim."] and got["hv-001"]["claims_removed"] == []
+    assert got["hv-002"]["claims_removed"] == [claims.filter(pl.col("qid") == "hv-002")["claim"][0]]
+    assert got["hv-002"]["claims_added"] == [] and got["hv-002"]["verdicts_flipped"] == []
+    gone = got["hv-003"]
+    assert (
+        gone["faithfulness_b"] is None
+        and gone["quotes_rejected_b"] == 0
+        and gone["faithfulness_a"] is not None
+    )
+    assert list(got["hv-001"]) == [
+        "qid", "faithfulness_a", "faithfulness_b", "claims_added", "claims_removed", "verdicts_flipped",
+        "quotes_rejected_a", "quotes_rejected_b",
+    ]  # fmt: skip
+    back = {r["qid"]: r for r in diff(b, a).iter_rows(named=True)}
+    assert back["hv-003"]["faithfulness_a"] is None and back["hv-003"]["quotes_rejected_a"] == 0
+    same = diff(a, a)
+    assert same.height == 0 and same.schema["verdicts_flipped"] == pl.List(pl.String), "typed even when empty"

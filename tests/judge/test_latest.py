@@ -74,3 +74,30 @@ def test_a_partial_rejudge_refines_the_revision_it_follows(tmp_path: Path, monke
         )
         err = capsys.readouterr().err
         assert f"judge {other.revision_id} (claude-test-2" in err and "2 of 146 questions judged" in err
+
+
+def test_verdicts_of_an_earlier_results_file_are_not_this_ones(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A run file rewritten after it was judged (new answers): 'latest' and a revision id both look
+    only at revisions of the file as it is now — never verdicts of answers that are gone."""
+    import shutil
+
+    import pytest
+
+    from evalcore.judge.revision import judged_verdicts
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-latest")
+    folder = tmp_path / "runs"
+    shutil.copytree(SAMPLE, folder)
+    run = load_run(folder / RUN)
+    with mock_api() as api, Store(tmp_path / "s.sqlite") as store:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        done = rerun(run, store, CONFIG, qids=run.results["qid"].to_list()[:3])
+        assert judged_verdicts(store, run, "latest") and judged_verdicts(store, run, str(done.revision_id))
+        assert judged_verdicts(store, run, "recorded") is None, "the run file's own: no stored verdicts"
+        path = folder / RUN / "results.jsonl"
+        path.write_text(path.read_text().replace("Harbor Vault", "HarborVault"))  # new answers
+        edited = load_run(folder / RUN)
+        with pytest.raises(ValueError, match="has no judge revision"):
+            judged_verdicts(store, edited, "latest")
+        with pytest.raises(ValueError, match=f"no revision '{done.revision_id}'"):
+            judged_verdicts(store, edited, str(done.revision_id))
