@@ -170,6 +170,8 @@ def across_runs() -> None:
         st.rerun()  # all scored: the whole page once more (the folder's problems, no more polling)
     st.subheader("Runs")
     st.dataframe(data.overview_table(frame.fkey, tuple(ids), frame.key), hide_index=True)
+    if len(ids) < 2:  # a trend of one point says nothing: the section comes with the second run
+        return
 
     st.subheader("Across runs")
     metric_options = table["metric"].to_list()

@@ -37,6 +37,11 @@ def open_page(
     return at
 
 
+def trend_spec(at: AppTest) -> dict:  # type: ignore[type-arg]
+    """The plotly spec of Overview's trend across runs (below the forest plot of what changed)."""
+    return json.loads(next(c for c in at.get("plotly_chart") if "trend_chart" in c.proto.id).proto.spec)
+
+
 def texts(at: AppTest) -> str:
     """What a reader sees: the markdown of every text element with escapes removed."""
     import re
@@ -124,7 +129,7 @@ def test_a_page_opened_first_reads_only_its_runs_and_steps_past_a_broken_latest_
     assert list(folder.loaded()) == ["2026-10-19-hybrid", BASE]
     at = open_page(monkeypatch, folder=runs_copy)
     assert "results.jsonl:1: error: malformed JSON" in texts(at), "Overview lists it with file and line"
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    spec = trend_spec(at)
     charted = {x for trace in spec["data"] for x in trace["x"]}
     assert len(charted) == 3 and latest not in charted, "the trend has every run that loads"
     # The trend's pass read the third run without keeping it: a folder of hundreds is not held.
@@ -140,7 +145,7 @@ def test_overview_after_another_page_still_reads_and_lists_every_run(
     at = open_page(monkeypatch, folder=runs_copy)
     assert "results.jsonl:1: error: malformed JSON" in texts(at)
     assert len(at.dataframe[1].value) == 3, "the runs table lists the three that loaded"
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    spec = trend_spec(at)
     assert oldest not in {x for trace in spec["data"] for x in trace["x"]}
 
 
@@ -206,7 +211,7 @@ def test_run_labels_reach_the_trend_chart_escaped_for_plotly(
     manifest["label"] = label
     (runs_copy / BASE / "run.json").write_text(json.dumps(manifest))
     at = open_page(monkeypatch, folder=runs_copy)
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    spec = trend_spec(at)
     texts_shown = {t for trace in spec["data"] for t in trace["text"]}
     assert '&lt;a href="https://evil.invalid/"&gt;Evil&lt;/a&gt; &amp; co' in texts_shown
     assert not any("<a" in t for t in texts_shown)
