@@ -35,10 +35,12 @@ PENDING = "for this chart in the background"  # Overview's caption while runs ar
 
 
 def trend_points(page) -> int:  # type: ignore[no-untyped-def]
-    """Runs on the trend chart's x axis (its first trace)."""
+    """Runs on the trend chart's x axis (its first trace; the trend is the page's last chart, below
+    the forest plot of what changed)."""
     return int(
         page.evaluate(
-            """() => { const p = document.querySelector('.js-plotly-plot');
+            """() => { const all = document.querySelectorAll('.js-plotly-plot');
+                       const p = all[all.length - 1];
                        return p && p.data && p.data.length ? p.data[0].x.length : 0; }"""
         )
     )

@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 from pydantic import ValidationError
 
-from evalcore.cache import content_sha256, file_key, has_frames, read_frames, write_frames
+from evalcore.cache import content_sha256, file_key, has_frames, read_frames, remembered_sha256, write_frames
 from evalcore.errors import InputError, Problem, Problems, short
 from evalcore.metrics.retrieval import preload
 from evalcore.runs.frames import FRAMES, check_records, frames_from_records
@@ -125,6 +125,11 @@ class LoadResult:
 
 
 # --------------------------------------------------------------------------- cache
+
+
+@functools.cache
+def _hasher() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalcore-sha256")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -427,15 +432,21 @@ def _read_results(folder: Path, problems: Problems) -> _Parsed | None:
     results_path = parquet if parquet.exists() else jsonl
     # What the run's scores are kept under: the file's content, so a copied, moved or re-downloaded
     # run is not scored again (the parse below is still keyed by path, mtime and size).
-    source_key = f"sha256:{content_sha256(results_path)}"
+    # Hashed on a thread of its own while the file is parsed (hashlib lets go of the interpreter):
+    # a file never seen costs its parse, not its parse and its hash.
+    known = remembered_sha256(results_path)
+    hashing = None if known is not None else _hasher().submit(content_sha256, results_path)
     parse_key = file_key(results_path)
     # A file that read cleanly before and has not changed since comes from the cache, checked.
     frames = _cache_read(results_path)
-    if frames is None:
+    fresh = frames is None
+    if fresh:
         read = _read_results_parquet if results_path == parquet else _read_results_jsonl
         frames = read(results_path, problems)
-        if frames is None:
-            return _Parsed(results_path, None, source_key)
+    source_key = f"sha256:{known if hashing is None else hashing.result()}"
+    if frames is None:
+        return _Parsed(results_path, None, source_key)
+    if fresh:
         errors = len(problems.errors)
         check_records(results_path, frames, problems)
         if len(problems.errors) == errors:
