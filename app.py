@@ -17,16 +17,20 @@ from dashboard.render import agree, count, forest, md_escape, plot_text, plot_te
 from dashboard.views import OverviewView
 
 TREND_WAIT = 3.0  # seconds the first view waits for runs never scored before (the rest fill in)
+TREND_ALL_UP_TO = 20  # runs a first view scores whole before it draws (as it always did)
+TREND_WAIT_ALL = 300.0
 TREND_POLL = 2.0  # seconds between redraws of the trend while they are scored
 
 frame = setup("Overview", ":material/dashboard:")
 need_runs(frame)  # with no run it says why (and lists the problems), and stops
 ids = frame.run_ids
 # The trend needs every run's means: those kept from earlier sessions come at once, the rest are
-# scored in the background (newest first). A folder of a few runs is done within the wait, so the
-# problems listed below are the whole folder's; with hundreds never seen, the page shows what it
-# has and the trend fills in.
-backfill = data.trend_means(frame.fkey, tuple(ids), frame.key, wait=TREND_WAIT)
+# scored in the background (newest first). A folder of up to 20 runs is waited for, so the problems
+# listed below are the whole folder's; with hundreds never seen, the page shows what it has after a
+# few seconds and the trend fills in.
+backfill = data.trend_means(
+    frame.fkey, tuple(ids), frame.key, wait=TREND_WAIT if len(ids) > TREND_ALL_UP_TO else TREND_WAIT_ALL
+)
 frame.rerun_if_a_run_failed()  # a broken run found by the pass: run the page without it
 show_problems(frame)
 runs = frame.runs
