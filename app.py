@@ -16,7 +16,6 @@ from dashboard.frame import complain, need_runs, setup, show_problems
 from dashboard.render import agree, count, forest, md_escape, plot_text, plot_texts
 from dashboard.views import OverviewView
 
-TREND_WAIT = 3.0  # seconds the first view waits for runs never scored before (the rest fill in)
 TREND_ALL_UP_TO = 20  # runs a first view scores whole before it draws (as it always did)
 TREND_WAIT_ALL = 300.0
 TREND_POLL = 2.0  # seconds between redraws of the trend while they are scored
@@ -26,12 +25,12 @@ need_runs(frame)  # with no run it says why (and lists the problems), and stops
 ids = frame.run_ids
 # The trend needs every run's means: those kept from earlier sessions come at once, the rest are
 # scored in the background (newest first). A folder of up to 20 runs is waited for, so the problems
-# listed below are the whole folder's; with hundreds never seen, the page shows what it has after a
-# few seconds and the trend fills in.
-backfill = data.trend_means(
-    frame.fkey, tuple(ids), frame.key, wait=TREND_WAIT if len(ids) > TREND_ALL_UP_TO else TREND_WAIT_ALL
-)
-frame.rerun_if_a_run_failed()  # a broken run found by the pass: run the page without it
+# listed below are the whole folder's; with hundreds never seen, the page draws at once and the
+# trend fills in.
+many = len(ids) > TREND_ALL_UP_TO
+if not many:
+    backfill = data.trend_means(frame.fkey, tuple(ids), frame.key, wait=TREND_WAIT_ALL)
+    frame.rerun_if_a_run_failed()  # a broken run found by the pass: run the page without it
 show_problems(frame)
 runs = frame.runs
 frame.keep("home_run", ids[-1])
@@ -164,6 +163,9 @@ with right:
             "retrieval is not (see n per metric)."
         )
 
+if many:  # started only now, so what changed and the run above were not kept waiting for the CPU
+    backfill = data.trend_means(frame.fkey, tuple(ids), frame.key)
+    frame.rerun_if_a_run_failed()
 pending_at_start = backfill.pending
 
 
