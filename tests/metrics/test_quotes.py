@@ -172,3 +172,41 @@ def test_one_quote_rule_everywhere_a_verdict_is_scored() -> None:
     assert answer_verdict({"claims": [claim]}, chunks) == "SUPPORTED"
     assert scored_verdict("SUPPORTED", claim["quote"], [c["text"] for c in chunks]) == "SUPPORTED"
     assert answer_verdict({"claims": [{**claim, "quote": "kept for 30 days"}]}, chunks) == "NOT_SUPPORTED"
+
+
+# ---- from the third mutation run's survivors: edges of the written folding and of find()
+
+
+def test_a_combining_accent_folds_with_its_letter_and_keeps_the_offsets_of_the_text() -> None:
+    from evalcore.metrics.quotes import fold
+
+    assert fold("Cafe\u0301 ok") == ("café ok", [0, 1, 2, 3, 5, 6, 7])
+
+
+def test_no_quote_folds_to_nothing_and_a_missing_chunk_text_holds_nothing() -> None:
+    from evalcore.metrics.quotes import find, fold_quote
+
+    assert fold_quote(None) == "" and find(None, ["anything"]) is None
+    hit = find("XXXX", [None, "Here: XXXX marks the spot."])
+    assert hit is not None and (hit.kind, hit.index) == ("exact", 1)
+
+
+def test_an_exact_match_is_the_first_occurrence_and_scores_100() -> None:
+    from evalcore.metrics.quotes import find
+
+    hit = find("kept for 90 days", ["Snapshots are kept for 90 days; logs are kept for 90 days."])
+    assert hit is not None and (hit.start, hit.end, hit.score) == (14, 30, 100.0)
+
+
+def test_of_two_equally_good_fuzzy_matches_the_better_ranked_chunk_wins() -> None:
+    """A judge's slip (a dropped letter) matches two chunks fuzzily: the first in rank order, unless
+    a later one matches better."""
+    from evalcore.metrics.quotes import find
+
+    text = "The retention period can be changed in the console"
+    slip = "The retention period can be chaged in the console"
+    same = find(slip, [text, text])
+    assert same is not None and (same.kind, same.index) == ("fuzzy", 0)
+    worse = "The retntion priod can be chaged in the console"
+    better = find(slip, [worse, text])
+    assert better is not None and better.index == 1 and better.score > 95

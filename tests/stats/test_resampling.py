@@ -99,3 +99,15 @@ def test_bootstrap_of_many_distinct_values_resamples_the_items() -> None:
     assert hi == pytest.approx(x.mean() + half, abs=0.15 * half)
     lo2, hi2 = bootstrap_ci(x + 1.0, resamples=4000, seed=3)
     assert lo2 == pytest.approx(lo + 1.0) and hi2 == pytest.approx(hi + 1.0)
+
+
+def test_the_randomization_test_is_reproducible_by_default() -> None:
+    """The same deltas give the same p in every run and on every machine: the default is 10,000
+    sign flips from seed 0 (a report, a gate and a page agree to the last digit)."""
+    from evalcore.stats import paired_randomization_test
+
+    d = [0.5, -0.25, 0.25, 0.5, 0.0, 0.75, -0.5, 0.25, 0.5, 0.25, -0.25, 0.5]
+    p = paired_randomization_test(d)
+    assert p == paired_randomization_test(d, permutations=10_000, seed=0)
+    assert p != paired_randomization_test(d, permutations=10_000, seed=1)
+    assert p * 10_001 == round(p * 10_001), "a count of flips over 1 + 10,000"
