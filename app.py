@@ -55,7 +55,13 @@ vs: str | None = None
 if len(ids) == 1:
     st.caption("One run of this test set so far: what changed shows here once there is a second.")
 if len(ids) > 1:
-    st.subheader("What changed in the latest run")
+    st.subheader(
+        "What changed in the latest run",
+        help="Each metric's mean paired change (latest − the run it is compared with) on the questions "
+        "both runs answered, with a bootstrap 95% CI; significant when a two-sided randomization test, "
+        "Holm-corrected across metrics, gives p < 0.05. These can differ from the headline means "
+        "below, which cover every question each run answered.",
+    )
     c1, c2 = st.columns(2)
     c1.markdown(f"**Latest:** {md_escape(frame.label(latest))}")
     vs = c2.selectbox(
@@ -91,10 +97,7 @@ if len(ids) > 1:
         if not moves.height:
             st.info(f"No metric moved significantly (Holm-corrected p < {tables.SIGNIFICANT:g}).")
         st.plotly_chart(forest(cmp.summary), key="home_forest", config={"displayModeBar": False})
-        st.caption(
-            f"Paired on the {md_escape(cmp.note)}: these deltas can differ from the headline means below, "
-            "which cover every question each run answered. Randomization test, Holm-corrected across metrics."
-        )
+        st.caption(f"Paired on the {md_escape(cmp.note)}.")
         st.page_link(
             "pages/2_Compare.py",
             label="Open this comparison question by question",
@@ -111,12 +114,12 @@ OverviewView.from_state(vs=vs).publish()
 table, not_applicable = tables.present(data.summary(frame.fkey, run_id, None, frame.key))
 left, right = st.columns([3, 2])
 with left:
-    st.markdown("**Headline metrics**")
-    st.caption(
-        f"Every question this run answered ({run.results.height}) · test set {run.testset.version} · mean "
-        f"per question with a bootstrap 95% CI; n = the questions a metric applies to; a small slice (< {tables.SMALL}) "
-        "is marked"
+    st.markdown(
+        "**Headline metrics**",
+        help="Mean per question with a bootstrap 95% CI; n = the questions a metric applies to; a slice "
+        f"under {tables.SMALL} questions is marked small.",
     )
+    st.caption(f"{count(run.results.height, 'question')} this run answered · test set {run.testset.version}")
     st.dataframe(
         tables.with_sources(run, table).drop("slice"),
         hide_index=True,

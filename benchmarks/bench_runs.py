@@ -32,18 +32,24 @@ from bench_dashboard import generate, peak_rss_mb  # noqa: E402
 from server import CHROMIUM, CHROMIUM_ARGS, dashboard, wait_rendered  # noqa: E402
 
 PENDING = "for this chart in the background"  # Overview's caption while runs are being scored
+TREND_POINTS = """() => { const all = document.querySelectorAll('.js-plotly-plot');
+  const p = all[all.length - 1];
+  return p && p.data && p.data.length ? p.data[0].x.length : 0; }"""
+
+
+def wait_for_trend(page, runs: int, timeout_ms: int) -> None:  # type: ignore[no-untyped-def]
+    """Until the trend chart holds every run and no caption says more are coming (the caption alone
+    can be gone for a moment while the page redraws itself)."""
+    page.wait_for_function(
+        f"(({TREND_POINTS})() === {runs}) && !document.body.innerText.includes({PENDING!r})",
+        timeout=timeout_ms,
+    )
 
 
 def trend_points(page) -> int:  # type: ignore[no-untyped-def]
     """Runs on the trend chart's x axis (its first trace; the trend is the page's last chart, below
     the forest plot of what changed)."""
-    return int(
-        page.evaluate(
-            """() => { const all = document.querySelectorAll('.js-plotly-plot');
-                       const p = all[all.length - 1];
-                       return p && p.data && p.data.length ? p.data[0].x.length : 0; }"""
-        )
-    )
+    return int(page.evaluate(TREND_POINTS))
 
 
 def main() -> None:
@@ -88,10 +94,7 @@ def main() -> None:
                     took, page = visit(path, url)
                     got[name]["first"].append(took)
                     if path == "/":
-                        page.wait_for_function(  # type: ignore[attr-defined]
-                            f"!document.body.innerText.includes({PENDING!r})", timeout=1_800_000
-                        )
-                        wait_rendered(page, timeout_ms=600_000)
+                        wait_for_trend(page, args.runs, 1_800_000)
                         complete.append(time.perf_counter() - t0)
                         points = trend_points(page)
                         print(f"first view: trend complete after {complete[-1]:.1f} s with {points} runs")
@@ -124,9 +127,7 @@ def main() -> None:
             with dashboard(folder, timeout=300) as url:
                 t0 = time.perf_counter()
                 took, page = visit("/", url)
-                page.wait_for_function(  # type: ignore[attr-defined]
-                    f"!document.body.innerText.includes({PENDING!r})", timeout=600_000
-                )
+                wait_for_trend(page, args.runs + 1, 600_000)
                 new_run = time.perf_counter() - t0
                 page.close()  # type: ignore[attr-defined]
         finally:

@@ -89,7 +89,13 @@ if judge == data.LATEST and len(judged) < 2:
     )
 cmp = data.comparison(frame.fkey, base, cand, k, frame.key, judge, max(judged.values(), default=0))
 
-st.subheader("Summary")
+st.subheader(
+    "Summary",
+    help="Mean paired delta (candidate − baseline) with a bootstrap 95% CI, on the questions both runs "
+    "answered (Overview's means cover every question each run answered, so they can differ); "
+    "significant when a two-sided randomization test, Holm-corrected across metrics, gives p < 0.05. "
+    "Significant regressions first.",
+)
 cand_judge = data.LATEST if judge == data.LATEST and cand in judged else data.RECORDED
 judge_flag(frame, cand, cand_judge)
 if cmp.judge_change:
@@ -138,11 +144,7 @@ st.download_button(
     help="One page that opens in any browser without a server: this comparison's chart, tables, "
     "and the most regressed questions side by side. `evalcore report` writes the same file.",
 )
-st.caption(
-    f"On the {md_escape(cmp.note)} (Overview's means cover every question each run answered, so they "
-    "can differ) · mean paired delta (candidate − baseline) with a bootstrap 95% CI · two-sided "
-    "randomization test, Holm-corrected across metrics · significant regressions first"
-)
+st.caption(f"On the {md_escape(cmp.note)}.")
 summary = tables.compare_summary(cmp)
 not_applicable = tables.present(cmp.summary)[1]
 if not_applicable:
