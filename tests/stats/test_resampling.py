@@ -111,3 +111,19 @@ def test_the_randomization_test_is_reproducible_by_default() -> None:
     assert p == paired_randomization_test(d, permutations=10_000, seed=0)
     assert p != paired_randomization_test(d, permutations=10_000, seed=1)
     assert p * 10_001 == round(p * 10_001), "a count of flips over 1 + 10,000"
+
+
+def test_many_distinct_deltas_are_flipped_one_by_one() -> None:
+    """Above 256 distinct magnitudes (a continuous metric: relevance, latency) each delta's sign is
+    flipped on its own, in chunks of draws: the p-value is still a count over 1 + permutations, agrees
+    with item-by-item flipping and the t-test, and a clear effect gets the smallest p there is."""
+    from evalcore.stats.resampling import _GROUPED_MAX
+
+    rng = np.random.default_rng(11)
+    d = rng.normal(0.01, 0.3, size=1000)
+    assert np.unique(np.abs(d)).size > _GROUPED_MAX
+    p = paired_randomization_test(d, permutations=4_999, method="resample")  # not a multiple of a chunk
+    assert p * 5_000 == pytest.approx(round(p * 5_000))
+    assert abs(p - _flip_test(d, 20_000, 1)) < 0.03
+    assert abs(p - sps.ttest_1samp(d, 0.0).pvalue) < 0.03
+    assert paired_randomization_test(d + 0.2, permutations=4_999, method="resample") == 1 / 5_000
