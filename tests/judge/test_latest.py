@@ -101,3 +101,26 @@ def test_verdicts_of_an_earlier_results_file_are_not_this_ones(tmp_path: Path, m
             judged_verdicts(store, edited, "latest")
         with pytest.raises(ValueError, match=f"no revision '{done.revision_id}'"):
             judged_verdicts(store, edited, str(done.revision_id))
+
+
+def test_a_later_failure_never_replaces_a_judgment_that_succeeded(tmp_path: Path) -> None:
+    """'latest' per question: a later successful verdict replaces an earlier one; a later failure
+    (a timeout, a refusal) does not replace a success, but does replace an earlier failure."""
+    from evalcore.store import Verdict
+
+    run = load_run(SAMPLE / RUN)
+    sha, judge = run.results_sha256(), ("claude-test-1", "p", "s")
+    out = {"claims": [], "correctness": "correct"}
+    with Store(tmp_path / "s.sqlite") as store:
+        first = store.new_revision(run.run_id, sha, judge)
+        store.add(first, Verdict("hv-001", "k1", True, output=out))
+        store.add(first, Verdict("hv-002", "k2", False, reason="timed out"))
+        store.add(first, Verdict("hv-003", "k3", True, output=out))
+        second = store.new_revision(run.run_id, sha, judge)
+        store.add(second, Verdict("hv-001", "k4", False, reason="timed out"))
+        store.add(second, Verdict("hv-002", "k5", False, reason="refused"))
+        store.add(second, Verdict("hv-003", "k6", True, output={**out, "correctness": "incorrect"}))
+        got = {v.qid: v for v in latest_verdicts(store, run, sha)[0]}
+    assert got["hv-001"].ok and got["hv-001"].cache_key == "k1", "the success stands"
+    assert got["hv-002"].reason == "refused", "the newer failure replaces the older one"
+    assert got["hv-003"].cache_key == "k6", "a newer success replaces an older one"
