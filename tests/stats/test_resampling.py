@@ -127,3 +127,21 @@ def test_many_distinct_deltas_are_flipped_one_by_one() -> None:
     assert abs(p - _flip_test(d, 20_000, 1)) < 0.03
     assert abs(p - sps.ttest_1samp(d, 0.0).pvalue) < 0.03
     assert paired_randomization_test(d + 0.2, permutations=4_999, method="resample") == 1 / 5_000
+
+
+def test_the_closed_forms_are_the_written_formulas() -> None:
+    """'normal' is the formula of the docstring (not a resampling that lands near it), and 'auto'
+    switches to it above RANDOMIZATION_EXACT_MAX non-zero deltas; a mean of exactly 0 gives p = 1."""
+    import math
+
+    rng = np.random.default_rng(4)
+    d = rng.normal(0.02, 0.3, size=500)
+    z = abs(d.mean()) / (math.sqrt(float((d * d).sum())) / d.size)
+    assert paired_randomization_test(d, method="normal") == pytest.approx(
+        math.erfc(z / math.sqrt(2)), rel=1e-12
+    )
+    big = rng.normal(0.02, 0.3, size=RANDOMIZATION_EXACT_MAX + 1)
+    zb = abs(big.mean()) / (math.sqrt(float((big * big).sum())) / big.size)
+    assert paired_randomization_test(big) == pytest.approx(math.erfc(zb / math.sqrt(2)), rel=1e-12)
+    x = rng.normal(0.0, 0.3, size=400)
+    assert paired_randomization_test(np.concatenate([x, -x]), permutations=4_999, method="resample") == 1.0
