@@ -204,7 +204,7 @@ def html(
     if not cmp.summary.filter(pl.col("significant").fill_null(False)).height:
         parts.append("<p class='box no-change'>No metric moved significantly.</p>")
     parts += ["<h2>Each metric's change</h2>", f"<div class=chart id=forest>{chart}</div>"]
-    parts += ["<h2>Summary</h2>", _summary_table(cmp)]
+    parts += ["<h2>Summary</h2>", _summary_table(cmp), _glossary(cmp)]
     slices = _slices(cmp, slice_tags(cmp, by))
     if slices:
         parts.append("<h2>By slice</h2>")
@@ -255,6 +255,50 @@ def _slice_table(rows: pl.DataFrame) -> str:
     return "\n".join([*out, "</tbody></table>"])
 
 
+GLOSSARY = (
+    (
+        "Δ (95% CI)",
+        "the mean change per question (candidate − baseline) and the range it lies in with "
+        "95% confidence (bootstrap); a range that crosses 0 is no evidence of a change",
+    ),
+    (
+        "n",
+        "the questions a metric applies to in both runs: retrieval metrics need labeled chunks, "
+        "abstention an unanswerable question, faithfulness an answer with claims",
+    ),
+    (
+        "p (Holm)",
+        "how likely a change this large is by chance alone (paired randomization test), "
+        "raised to allow for testing many metrics at once (Holm); below α it is significant",
+    ),
+    ("worse / better", "a significant change in the direction the metric counts as worse or better"),
+    (
+        "moved",
+        "a significant change of a rate with no better direction (no_answer: fewer non-answers "
+        "is good where the answer was known and bad where it was not — read it with abstention and "
+        "false_refusal)",
+    ),
+)
+
+
+def _glossary(cmp: Comparison) -> str:
+    """What the words and metrics of the report mean, in a fold (the catalogue's descriptions)."""
+    from evalcore.metrics import metric_info
+
+    rows = [f"<dt>{html_text(term)}</dt><dd>{html_text(text)}</dd>" for term, text in GLOSSARY]
+    for m in cmp.summary.filter(pl.col("n") > 0)["metric"].to_list():
+        try:
+            info = metric_info(m)
+        except (KeyError, ValueError):
+            continue
+        rows.append(f"<dt>{html_text(m)}</dt><dd>{html_text(info.description)}</dd>")
+    return (
+        "<details class=gloss><summary>What these words and metrics mean</summary><dl>"
+        + "".join(rows)
+        + "</dl></details>"
+    )
+
+
 def _verdict_cell(verdict: str) -> str:
     colour = VERDICT_COLOURS.get(verdict, "#7F7F7F")
     return f"<td><span class=dot style='background:{colour}'></span>{html_text(verdict)}</td>"
@@ -302,12 +346,19 @@ def _side(d: QuestionDetail | None, k: int) -> str:
             verdict = str(c.get("verdict") or "").replace("_", " ")
             quote = c.get("quote")
             found = c.get("quote_found")
+            if verdict == "SUPPORTED" and found is False:  # as faithfulness counts it
+                verdict = "SUPPORTED, not counted"
             out.append(
-                f"<li><span class='v {html_text(verdict.lower().replace(' ', '-'))}'>{html_text(verdict)}</span> "
+                f"<li><span class='v {html_text(verdict.lower().replace(' ', '-').replace(',', ''))}'>{html_text(verdict)}</span> "
                 f"{html_text(c.get('claim'))}"
                 + (
                     f"<div class=quote>“{html_text(quote)}”"
-                    + (" <i>(quote not found in the chunks)</i>" if found is False else "")
+                    + (
+                        " <i>(this quote is not in the chunks the answer was given: the claim counts as "
+                        "not supported)</i>"
+                        if found is False
+                        else ""
+                    )
                     + "</div>"
                     if quote
                     else ""
@@ -357,6 +408,7 @@ padding:.3rem .5rem;font-size:.88rem}
 .v{font-size:.75rem;font-weight:700;padding:0 .3rem;border-radius:3px;background:#eee}
 .v.supported{background:#e0f4ee}.v.not-supported,.v.contradicted{background:#fbe9e1}
 .lab{font-size:.75rem;background:#fff3cd;padding:0 .3rem;border-radius:3px}
+.gloss{margin:.6rem 0;font-size:.9rem}.gloss dt{font-weight:600;margin-top:.3rem}.gloss dd{margin:0 0 0 1rem;color:#444}
 """
 
 
