@@ -223,9 +223,9 @@ def trend_means(folder: str, run_ids: tuple[str, ...], key: Key, wait: float = 0
 
 def report_html(cmp: Comparison) -> bytes:
     """The comparison as the self-contained HTML page ``evalcore report`` writes (the same renderer)."""
-    from evalcore import report
+    from evalcore.report import html
 
-    return report.html(cmp).encode("utf-8")
+    return html(cmp).encode("utf-8")
 
 
 def groups(folder: str, key: Key) -> list[TestSetGroup]:

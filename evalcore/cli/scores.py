@@ -181,26 +181,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from evalcore import report
     from evalcore.comparison import compare
+    from evalcore.report import describe, html, markdown, regressed, write
 
     base, cand = _judged(load_run_arg(args.baseline), args), _judged(load_run_arg(args.candidate), args)
     cmp = compare(base, cand, measures=args.measures or _default_measures(), k=args.k)
     kw = {"by": args.by or None, "top": args.top, "include_heldout": args.include_heldout}
-    text = report.html(cmp, **kw) if args.format == "html" else report.markdown(cmp, **kw)
+    text = html(cmp, **kw) if args.format == "html" else markdown(cmp, **kw)
     if args.out in (None, "-"):
         sys.stdout.write(text)
         return EXIT_OK
     try:
-        report.write(args.out, text)
+        write(args.out, text)
     except OSError as exc:
         return usage_error(
             f"{args.out}: cannot write the report ({exc.strerror or exc}). Fix: pick a writable path"
         )
-    shown = report.regressed(cmp, args.top, include_heldout=args.include_heldout).height
-    print(
-        f"wrote {args.out} ({args.format}, {len(text.encode()) / 1e6:.1f} MB): {report.describe(cmp, shown)}"
-    )
+    shown = regressed(cmp, args.top, include_heldout=args.include_heldout).height
+    print(f"wrote {args.out} ({args.format}, {len(text.encode()) / 1e6:.1f} MB): {describe(cmp, shown)}")
     return EXIT_OK
 
 
