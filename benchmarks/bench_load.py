@@ -193,6 +193,9 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
+    from machine import describe
+
+    print(describe())
     print(
         f"\n{args.runs} runs x {args.questions:,} questions x {args.depth} chunks: {size:,.0f} MB of results.jsonl; "
         f"seconds, median (min–max) of 3\n"

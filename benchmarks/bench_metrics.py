@@ -240,6 +240,9 @@ def table(queries: int, args: argparse.Namespace) -> None:
         for mode, tool, _, _, out in rows
         if tool == "evalcore" and mode not in SETS
     }
+    from machine import describe
+
+    print(describe())
     print(
         f"\n{queries:,} questions x {args.depth} retrieved chunks, graded labels (0-3), tied scores; "
         f"median of {args.repeat} runs, measures {', '.join(TREC)}\n"

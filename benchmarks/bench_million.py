@@ -130,6 +130,9 @@ def main() -> None:
     finally:
         shutil.rmtree(one, ignore_errors=True)
         shutil.rmtree(cache, ignore_errors=True)
+    from machine import describe
+
+    print(describe())
     print(f"\n{n:,} questions x 20 chunks, 2 cores; each step a fresh process\n")
     print("| step | seconds | note |\n|---|---|---|")
     for what, secs, note in rows:

@@ -14,10 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from evalcore._version import __version__
 
-# The one name that is also a module's: importing evalcore.comparison sets the package attribute
-# `compare` to that module, which would shadow the lazy function. Bound here, after the import.
-from evalcore.comparison import Comparison, compare
-
 # name -> the module that owns it. (No module of the package may share a name with the API: importing
 # it would set the package attribute to the module, shadowing the function; hence comparison.py.)
 _API = {

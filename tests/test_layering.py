@@ -177,6 +177,19 @@ def test_importing_evalcore_pulls_in_neither_streamlit_nor_anthropic() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_importing_evalcore_loads_no_module_until_a_name_is_used() -> None:
+    """The CLI, the gate and every `import evalcore` start in a fresh process: an eager import in the
+    package face (evalcore.comparison, added for a name clash that no longer exists) cost each
+    command 0.7 s of polars, numpy and pydantic before it parsed its arguments."""
+    code = (
+        "import sys, evalcore; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('polars', 'numpy', 'pydantic') "
+        "or m.startswith('evalcore.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "['evalcore._version']"
+
+
 def test_schema_command_prints_every_file_format(capsys) -> None:  # type: ignore[no-untyped-def]
     import json
 
