@@ -97,7 +97,10 @@ if len(ids) > 1:
         if not moves.height:
             st.info(f"No metric moved significantly (Holm-corrected p < {tables.SIGNIFICANT:g}).")
         st.plotly_chart(forest(cmp.summary), key="home_forest", config={"displayModeBar": False})
-        st.caption(f"Paired on the {md_escape(cmp.note)}.")
+        st.caption(
+            f"Paired on the {md_escape(cmp.note)}. Each row's n is the questions of those the metric "
+            "applies to, so a change here is measured on fewer questions than the run's own means below."
+        )
         st.page_link(
             "pages/2_Compare.py",
             label="Open this comparison question by question",
@@ -121,14 +124,17 @@ with left:
     )
     st.caption(f"{count(run.results.height, 'question')} this run answered · test set {run.testset.version}")
     st.dataframe(
-        tables.with_sources(run, table).drop("slice"),
+        tables.with_sources(run, table),
         hide_index=True,
         height=min(38 + 35 * table.height, 900),  # every metric visible, no scroll inside the table
         column_config={
+            "plain": st.column_config.TextColumn("what it measures", width="large"),
             "mean": st.column_config.NumberColumn(format="%.3f"),
             "ci_low": st.column_config.NumberColumn("95% CI low", format="%.3f"),
             "ci_high": st.column_config.NumberColumn("95% CI high", format="%.3f"),
-            "small": st.column_config.CheckboxColumn("small"),
+            "n": st.column_config.NumberColumn(
+                "n", help="The questions the metric applies to (a retrieval metric needs labeled chunks)."
+            ),
             "source": st.column_config.TextColumn("computed by"),
         },
     )
@@ -151,7 +157,11 @@ with left:
         )
 with right:
     st.markdown("**System**")
-    st.json(tables.system_shown(run), expanded=True)
+    system = tables.system_shown(run)
+    if system.height:
+        st.dataframe(system, hide_index=True)
+    else:
+        st.caption("run.json records no system settings.")
     judge = tables.judge_text(run)
     st.markdown("**Judge:** " + (md_escape(judge) if judge else ":gray[not recorded in run.json]"))
     held = run.testset.n_heldout

@@ -262,10 +262,24 @@ def trend_series(trend: pl.DataFrame, metrics: list[str]) -> list[tuple[str, pl.
 
 
 def with_sources(run: Run, table: pl.DataFrame) -> pl.DataFrame:
-    """A run's summary with who computed each metric (evalcore, or the tool it was imported from)."""
-    return table.with_columns(
-        source=pl.col("metric").map_elements(lambda m: metric_source(run, m), return_dtype=pl.String)
+    """A run's summary as the Overview shows it, for someone who has not met the metrics: each
+    metric with what it measures in everyday words, its mean and 95% CI, n, a note on a small sample,
+    and — when any was imported — who computed it (evalcore, or the tool it came from)."""
+    out = table.with_columns(
+        plain=pl.col("metric").map_elements(lambda m: metric_info(m).plain, return_dtype=pl.String),
+        note=pl.when(pl.col("small"))
+        .then(pl.lit(f"few questions (under {SMALL}): a wide interval"))
+        .otherwise(pl.lit("")),
     )
+    cols = ["metric", "plain", "mean", "ci_low", "ci_high", "n", "note"]
+    if any(m.startswith("ext:") for m in table["metric"]):
+        out = out.with_columns(
+            source=pl.col("metric").map_elements(lambda m: metric_source(run, m), return_dtype=pl.String)
+        )
+        cols.append("source")
+    if not out["note"].str.len_chars().sum():
+        cols.remove("note")
+    return out.select(cols)
 
 
 def present(table: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
@@ -321,9 +335,15 @@ def judges_note(runs: list[RunEntry]) -> str | None:
     return f"These runs were judged by {len(by)} judges ({parts}): faithfulness, correctness and relevance move with the judge too."
 
 
-def system_shown(run: Run) -> dict[str, Any]:
-    """A run's system configuration without the keys it leaves unset (null): what it *is*."""
-    return {k: v for k, v in run.manifest.system.items() if v is not None}
+def system_shown(run: Run) -> pl.DataFrame:
+    """A run's system configuration as setting/value rows, without the keys it leaves unset (null):
+    what it *is*, readable without knowing JSON (a nested value is written compactly)."""
+    rows = [
+        (k.replace("_", " "), v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))
+        for k, v in run.manifest.system.items()
+        if v is not None
+    ]
+    return pl.DataFrame(rows, schema={"setting": pl.String, "value": pl.String}, orient="row")
 
 
 def judge_text(run: RunEntry) -> str | None:

@@ -204,7 +204,14 @@ def html(
     if not cmp.summary.filter(pl.col("significant").fill_null(False)).height:
         parts.append("<p class='box no-change'>No metric moved significantly.</p>")
     parts += ["<h2>Each metric's change</h2>", f"<div class=chart id=forest>{chart}</div>"]
-    parts += ["<h2>Summary</h2>", _summary_table(cmp), _glossary(cmp)]
+    parts += [
+        "<h2>Summary</h2>",
+        "<p class=meta>Both runs' means are taken over the same questions: those both answered that "
+        "the metric applies to (n). A run's own mean in the dashboard covers all its questions, so it "
+        "can differ from the figure here.</p>",
+        _summary_table(cmp),
+        _glossary(cmp),
+    ]
     slices = _slices(cmp, slice_tags(cmp, by))
     if slices:
         parts.append("<h2>By slice</h2>")
@@ -291,7 +298,10 @@ def _glossary(cmp: Comparison) -> str:
             info = metric_info(m)
         except (KeyError, ValueError):
             continue
-        rows.append(f"<dt>{html_text(m)}</dt><dd>{html_text(info.description)}</dd>")
+        rows.append(
+            f"<dt>{html_text(m)}</dt><dd>{html_text(info.plain or info.description)}"
+            f"<br><small>definition: {html_text(info.description)}</small></dd>"
+        )
     return (
         "<details class=gloss><summary>What these words and metrics mean</summary><dl>"
         + "".join(rows)

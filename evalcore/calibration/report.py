@@ -334,13 +334,16 @@ def standing(store: Store, run: Any) -> Standing:
         if others:
             s = others[-1]
             how = (
-                f"measure it on the labels people already made: re-judge run {s.run_id} with this judge "
+                f"to check, re-judge run {s.run_id}, which people already labeled, with this judge "
                 f"(evalcore judge RUN_FOLDER --like {run.path}) and read evalcore agreement {s.name} --judge REVISION"
             )
         else:
             how = (
-                f"create a session (evalcore calibrate create {run.path} --name NAME, or the Calibration "
-                "page) and label about 150 claims"
+                "to check, label about 150 of its claims in a calibration session (the Calibration page, "
+                f"or evalcore calibrate create {run.path} --name NAME)"
             )
-        flag = f"agreement unmeasured for this judge ({who}): its scores are not yet checked against people; {how}"
+        flag = (
+            f"agreement unmeasured for this judge ({who}): nobody has compared its verdicts with people's "
+            f"yet, so how far its scores can be trusted is not known; {how}"
+        )
     return Standing(measuring, fixes, flag)

@@ -25,7 +25,7 @@ from typing import Literal
 
 import polars as pl
 
-from evalcore.metrics.measures import SPECS, parse_measure
+from evalcore.metrics.measures import SPECS, Measure, parse_measure
 
 EPS = 1e-12  # deltas smaller than this are ties (floating-point noise, not a change)
 
@@ -43,7 +43,8 @@ class MetricInfo:
     kind: Kind
     higher_is_better: bool | None
     role: Role
-    description: str
+    description: str  # the definition, formula-like (docs, the report's glossary)
+    plain: str = ""  # the same in everyday words, for someone who has not met the metric
 
     def better(self, delta: float | None) -> float | None:
         """``delta`` turned so that positive is an improvement; None without a direction."""
@@ -93,6 +94,7 @@ GENERATION: dict[str, MetricInfo] = {
             True,
             "answer",
             "SUPPORTED claims whose quote is in the context / claims; n/a without claims",
+            "how much of the answer is backed by the chunks the model was given",
         ),
         MetricInfo(
             "correctness",
@@ -100,14 +102,23 @@ GENERATION: dict[str, MetricInfo] = {
             True,
             "answer",
             "judge verdict against the reference answer (1, 0.5, 0)",
+            "whether the answer agrees with the reference answer (half marks for partly)",
         ),
-        MetricInfo("relevance", "generation", True, "soft", "does the answer address the question (0..1)"),
+        MetricInfo(
+            "relevance",
+            "generation",
+            True,
+            "soft",
+            "does the answer address the question (0..1)",
+            "whether the answer is about what was asked",
+        ),
         MetricInfo(
             "judged_context_precision",
             "generation",
             True,
             "soft",
             "the judge's view of retrieval: given chunks it graded relevant / given chunks",
+            "how many of the chunks given to the model the judge found useful",
         ),
         MetricInfo(
             "judged_context_recall",
@@ -115,14 +126,32 @@ GENERATION: dict[str, MetricInfo] = {
             True,
             "soft",
             "the judge's view of retrieval: reference statements a given chunk states / statements",
+            "how much of the reference answer the given chunks contain, as the judge reads them",
         ),
         MetricInfo(
-            "abstention", "generation", True, "abstention", "unanswerable questions: declined to answer"
+            "abstention",
+            "generation",
+            True,
+            "abstention",
+            "unanswerable questions: declined to answer",
+            "how often the system said it could not answer when the documents hold no answer",
         ),
         MetricInfo(
-            "false_refusal", "generation", False, "abstention", "answerable questions: declined to answer"
+            "false_refusal",
+            "generation",
+            False,
+            "abstention",
+            "answerable questions: declined to answer",
+            "how often the system declined a question it could have answered (lower is better)",
         ),
-        MetricInfo("no_answer", "generation", None, "rate", "all questions: declined to answer"),
+        MetricInfo(
+            "no_answer",
+            "generation",
+            None,
+            "rate",
+            "all questions: declined to answer",
+            "how often the system gave no answer at all (neither good nor bad by itself)",
+        ),
     ]
 }
 GENERATION_METRICS: tuple[str, ...] = tuple(GENERATION)
@@ -160,6 +189,8 @@ RELEVANCE_RAGAS = MetricInfo(
     True,
     "soft",
     "RAGAS answer relevance: mean cosine of the question to questions the judge wrote from the answer",
+    "whether the answer is about what was asked, measured by how close the question is to questions "
+    "the answer would answer",
 )
 
 
@@ -171,10 +202,42 @@ def metric_info(name: str) -> MetricInfo:
         return RELEVANCE_RAGAS
     if name.startswith("ext:"):
         return MetricInfo(
-            name, "external", True, "soft", "computed outside evalcore (imported); not recomputed here"
+            name,
+            "external",
+            True,
+            "soft",
+            "computed outside evalcore (imported); not recomputed here",
+            "a score another tool computed, shown as it was imported",
         )
     m = parse_measure(name)
-    return MetricInfo(str(m), "retrieval", True, "retrieval", SPECS[m.name].formula)
+    return MetricInfo(str(m), "retrieval", True, "retrieval", SPECS[m.name].formula, _plain_measure(m))
+
+
+# Retrieval measures in everyday words; {k} is the cutoff ("the top 5"), {rel} the grade counted as
+# relevant when it is not the default. Measures without words here (trec_eval's own) keep their title.
+_PLAIN_MEASURE = {
+    "R": "share of the chunks labeled relevant that are in {top}",
+    "P": "share of {top} that are labeled relevant",
+    "hit": "whether any chunk labeled relevant is in {top}",
+    "RR": "how high the first relevant chunk ranks (1 = first, 0.5 = second, …){within}",
+    "nDCG": "how well {top} puts the most relevant chunks first (1 = the best possible order)",
+    "nDCG_exp": "as nDCG, with highly relevant chunks weighted much more",
+    "AP": "how early all the relevant chunks come{within} (1 = all of them first)",
+    "Rprec": "share of the top R retrieved that are relevant, R being how many are labeled relevant",
+    "judged": "share of {top} that someone has labeled (relevant or not): low means the retrieval "
+    "figures rest on few labels",
+    "bpref": "how often relevant chunks rank above chunks labeled not relevant (unlabeled ones ignored)",
+}
+
+
+def _plain_measure(m: Measure) -> str:
+    words = _PLAIN_MEASURE.get(m.name)
+    if words is None:
+        return m.spec.title
+    top = f"the top {m.cutoff} retrieved" if m.cutoff is not None else "the retrieved chunks"
+    within = f" within the top {m.cutoff}" if m.cutoff is not None else ""
+    text = words.format(top=top, within=within)
+    return text if m.rel == 1 else f"{text}; relevant means graded {m.rel} or higher"
 
 
 def is_metric(name: str) -> bool:

@@ -63,11 +63,34 @@ def texts(at: AppTest) -> str:
 # ------------------------------------------------------------------ overview
 
 
+def runs_table(at: AppTest):  # type: ignore[no-untyped-def]
+    """Overview's table of runs (the one with a run_id column)."""
+    return next(d.value for d in at.dataframe if "run_id" in d.value.columns)
+
+
+def test_overview_says_what_each_metric_measures_and_the_system_in_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A product manager reads the headline table without the docs: each metric in everyday words,
+    a note instead of a bare "small" tick box, and the run's system as settings, not raw JSON."""
+    at = open_page(monkeypatch)
+    shown = at.dataframe[0].value.set_index("metric")
+    assert shown.loc["R@5", "plain"] == "share of the chunks labeled relevant that are in the top 5 retrieved"
+    assert (
+        shown.loc["faithfulness", "plain"]
+        == "how much of the answer is backed by the chunks the model was given"
+    )
+    assert "small" not in shown.columns and "source" not in shown.columns, "no column of one value"
+    system = at.dataframe[1].value.set_index("setting")
+    assert system.loc["retriever", "value"] == "rerank" and "embedding model" in system.index
+    assert not at.json, "no raw JSON on the Overview"
+
+
 def test_overview_lists_runs_and_headline_metrics_equal_evalcore(
     monkeypatch: pytest.MonkeyPatch, runs
 ) -> None:  # type: ignore[no-untyped-def]
     at = open_page(monkeypatch)
-    assert list(at.dataframe[1].value["run_id"]) == list(runs)
+    assert list(runs_table(at)["run_id"]) == list(runs)
     shown = at.dataframe[0].value.set_index("metric")
     run = runs[CAND]
     for row in summarize(score_run(run), run.testset).iter_rows(named=True):
@@ -106,7 +129,7 @@ def test_a_broken_run_is_listed_and_the_others_still_render(
     (runs_copy / "2026-10-05-bm25" / "results.jsonl").write_text('{"qid": "hv-001", "retrieved": [}\n')
     at = open_page(monkeypatch, folder=runs_copy)
     assert "results.jsonl:1: error: malformed JSON" in texts(at)
-    assert len(at.dataframe[1].value) == 3, "the runs table lists the three that loaded"
+    assert len(runs_table(at)) == 3, "the runs table lists the three that loaded"
     at = open_page(monkeypatch, "pages/2_Compare.py", folder=runs_copy)
     assert at.dataframe[0].value.shape[0] > 0, "Compare still works on the runs that loaded"
 
@@ -144,7 +167,7 @@ def test_overview_after_another_page_still_reads_and_lists_every_run(
     open_page(monkeypatch, "pages/1_Breakdown.py", folder=runs_copy)
     at = open_page(monkeypatch, folder=runs_copy)
     assert "results.jsonl:1: error: malformed JSON" in texts(at)
-    assert len(at.dataframe[1].value) == 3, "the runs table lists the three that loaded"
+    assert len(runs_table(at)) == 3, "the runs table lists the three that loaded"
     spec = trend_spec(at)
     assert oldest not in {x for trace in spec["data"] for x in trace["x"]}
 

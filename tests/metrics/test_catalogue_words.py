@@ -1,0 +1,39 @@
+"""Every metric a page or report shows has everyday words beside its formula (issue 30: a product
+manager read "SUPPORTED claims whose quote is in the context / claims" and learnt nothing)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalcore.metrics import metric_info
+from evalcore.metrics.catalogue import DEFAULT_MEASURES, GENERATION_METRICS, RELEVANCE_RAGAS
+
+
+@pytest.mark.parametrize(
+    "name", [*DEFAULT_MEASURES, *GENERATION_METRICS, RELEVANCE_RAGAS.name, "ext:ragas_x"]
+)
+def test_each_metric_has_plain_words_that_are_not_its_formula(name: str) -> None:
+    info = metric_info(name)
+    assert info.plain and info.plain != info.description
+    assert not any(sym in info.plain for sym in ("|", "/ k", "sum_", "log2")), info.plain
+
+
+def test_the_words_name_the_cutoff_and_a_relevance_threshold() -> None:
+    assert metric_info("R@5").plain == "share of the chunks labeled relevant that are in the top 5 retrieved"
+    assert "top 10" in metric_info("nDCG@10").plain and "top 20" in metric_info("P@20").plain
+    assert metric_info("P(rel=2)@5").plain.endswith("relevant means graded 2 or higher")
+    assert "within the top 10" in metric_info("RR@10").plain and "within" not in metric_info("RR").plain
+
+
+def test_the_report_glossary_gives_the_words_then_the_definition() -> None:
+    from pathlib import Path
+
+    from evalcore import compare, load_runs
+    from evalcore.report import html as report_html
+
+    runs = load_runs(Path(__file__).resolve().parents[2] / "sample_runs").runs
+    ids = sorted(runs)
+    html = report_html(compare(runs[ids[-2]], runs[ids[-1]]))
+    gloss = html[html.index("What these words and metrics mean") :]
+    words = metric_info("faithfulness")
+    assert f"<dt>faithfulness</dt><dd>{words.plain}<br><small>definition: " in gloss
