@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalcore.errors import SetupError
+from evalcore.words import agree
 
 ROLES = ("viewer", "labeler", "operator", "admin")
 
@@ -196,7 +197,7 @@ def load_access(path: Path | None) -> Access:
         raise SetupError(msg) from exc
     unknown = set(raw) - {"people", "domains", "budget"}
     if unknown:
-        msg = f"{path}: unknown table(s) {', '.join(sorted(unknown))}; the file has [people], [domains] and [budget]"
+        msg = f"{path}: unknown {agree(len(unknown), 'table', 'tables')} {', '.join(sorted(unknown))}; the file has [people], [domains] and [budget]"
         raise SetupError(msg)
 
     def roles(table: str) -> dict[str, str]:

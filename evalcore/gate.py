@@ -86,7 +86,7 @@ class GatePolicy:
             f"gate.{k}" for k in set(gate) - {"require_significance", "alpha", "k", "must_pass_metrics"}
         }
         if unknown:
-            msg = f"{path}: unknown key(s) {', '.join(sorted(unknown))}; see docs/ci-gate.md"
+            msg = f"{path}: unknown {agree(len(unknown), 'key', 'keys')} {', '.join(sorted(unknown))}; see docs/ci-gate.md"
             raise ValueError(msg)
         base = cls.default()
         rules = {r.metric: r for r in base.rules}

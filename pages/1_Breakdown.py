@@ -93,11 +93,13 @@ if held:
 
 if vs is None:
     st.caption(
-        f"**{md_escape(frame.label(run_id))}** — mean per question with bootstrap 95% CI; n per cell. "
-        "Darker is better, by each metric's direction and against the best mean the slice allows "
-        "('max': P@k or judged@k where questions have fewer than k labeled chunks, R@k where they have more); grey: no better direction (no_answer); "
-        "blank: the metric applies to no question of the slice. "
-        f"† marks a slice of fewer than {tables.SMALL} questions (its mean is unreliable)."
+        f"**{md_escape(frame.label(run_id))}** — each slice's mean, darker is better; "
+        f"† fewer than {tables.SMALL} questions.",
+        help="Mean per question with a bootstrap 95% CI and n in each cell. Darker is better, by each "
+        "metric's direction and against the best mean the slice allows ('max': P@k or judged@k where "
+        "questions have fewer than k labeled chunks, R@k where they have more); grey: no better "
+        "direction (no_answer); blank: the metric applies to no question of the slice. † marks a slice "
+        f"of fewer than {tables.SMALL} questions: its mean is unreliable.",
     )
 
     def _keep_a_chart() -> None:  # clicking the selected segment would otherwise select nothing
@@ -171,11 +173,12 @@ else:
     if pair.judge_change:
         st.warning(md_escape(pair.judge_change[0].upper() + pair.judge_change[1:]), icon=":material/gavel:")
     st.caption(
-        f"**{md_escape(frame.label(run_id))}** vs baseline **{md_escape(frame.label(vs))}** — mean paired delta per slice "
-        f"on the {md_escape(pair.note)}; "
-        "blue = better, red = worse (by each metric's direction); ★ = significant after Holm correction "
-        f"across every cell (p < {tables.SIGNIFICANT:g}); † = fewer than {tables.SMALL} questions; blank: the "
-        "metric applies to no question of the slice."
+        f"**{md_escape(frame.label(run_id))}** vs **{md_escape(frame.label(vs))}** — each slice's change: "
+        "blue better, red worse, ★ significant.",
+        help=f"The mean paired change per slice on the {md_escape(pair.note)}; blue = better, red = worse "
+        "by each metric's direction; ★ = significant after Holm correction across every cell "
+        f"(p < {tables.SIGNIFICANT:g}); † = fewer than {tables.SMALL} questions; blank: the metric "
+        "applies to no question of the slice.",
     )
     fig = heatmap(
         tables.delta_grid(table, metrics),

@@ -75,9 +75,10 @@ if mode == "Coverage":
 
 elif mode == "Power":
     st.caption(
-        "The smallest change in each metric a slice can detect (paired t-test, α 0.05, power 0.8). "
-        "None: fewer than 2 scored questions, or no change within the 0–1 range is detectable. "
-        "`questions`: the slice's size (a metric scores fewer where it does not apply)."
+        "The smallest change in each metric a slice of this size can detect.",
+        help="A paired t-test at α 0.05 with power 0.8. None: fewer than 2 scored questions, or no "
+        "change within the 0–1 range is detectable. `questions`: the slice's size (a metric scores "
+        "fewer where it does not apply).",
     )
     c1, c2, c3 = st.columns(3)
     run = c1.selectbox("Spread of run", list(reversed(ids)), format_func=frame.label, key="ts_run")
@@ -123,9 +124,10 @@ elif mode == "Power":
 
 elif mode == "Overlap":
     st.caption(
-        "The share of a question's content words found in its labeled chunk. Questions written while "
-        "looking at a chunk reuse its words, which flatters keyword retrieval; real questions are the "
-        f"yardstick. Chunk texts come from what the runs retrieved. High: {health.HIGH:g} or more."
+        f"How many of a question's words its labeled chunk shares (high: {health.HIGH:g} or more).",
+        help="The share of a question's content words found in its labeled chunk. Questions written "
+        "while looking at a chunk reuse its words, which flatters keyword retrieval; real questions "
+        "are the yardstick. Chunk texts come from what the runs retrieved.",
     )
     table = health.overlap_of(frame.fkey, tuple(ids), frame.key)
     summary, top = health.overlap_parts(table)

@@ -188,7 +188,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
     names = [p.strip() for p in args.probe.split(",") if p.strip()] if args.probe else list(PROBES)
     unknown = [p for p in names if p not in PROBES]
     if unknown:
-        return usage_error(f"unknown probe(s) {', '.join(unknown)}: choose from {', '.join(PROBES)}")
+        return usage_error(
+            f"unknown {agree(len(unknown), 'probe', 'probes')} {', '.join(unknown)}: choose from {', '.join(PROBES)}"
+        )
     run = load_run_arg(args.run)
     config = JudgeConfig()
     if args.model:

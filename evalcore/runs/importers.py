@@ -27,7 +27,7 @@ import polars as pl
 from evalcore.errors import InputError, Problem
 from evalcore.runs.trec import read_trec
 from evalcore.runs.writer import RunWriter, chunk_id_for
-from evalcore.words import count
+from evalcore.words import agree, count
 
 RAGAS_TEXT_COLUMNS = {"user_input", "retrieved_contexts", "response", "reference", "reference_contexts"}
 # Ragas 0.1 named the columns after the question, not the user: same meaning, older names.
@@ -207,7 +207,9 @@ def _read_ragas(path: Path) -> list[dict[str, Any]]:
             [
                 Problem(
                     str(path),
-                    "not a Ragas export: missing column(s) " + ", ".join(missing),
+                    "not a Ragas export: missing "
+                    + agree(len(missing), "column ", "columns ")
+                    + ", ".join(missing),
                     found="columns " + ", ".join(sorted(given)[:12]),
                     expected=", ".join(f"{c} (Ragas 0.1: {old[c]})" for c in missing),
                     hint=(

@@ -124,7 +124,7 @@ def test_the_cli_plans_then_probes_and_keeps_the_results(setup, capsys) -> None:
     assert "position: " in out and "more than the noise floor" in out and "last: 20 of 20" in out
     assert [p["probe"] for p in store.probes(run.run_id)] == ["retest", "position"]
     assert main(["probe", str(run.path), "--probe", "size", "--store", db]) == 2
-    assert "unknown probe(s) size" in capsys.readouterr().err
+    assert "unknown probe size" in capsys.readouterr().err
 
 
 def test_probes_reserve_their_most_against_the_budget_and_settle_what_they_cost(setup) -> None:  # type: ignore[no-untyped-def]

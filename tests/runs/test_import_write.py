@@ -95,7 +95,7 @@ def test_a_file_that_is_not_a_ragas_export_gets_one_message(tmp_path: Path, caps
     assert main(["import", "ragas", str(csv), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
-    assert "missing column(s) user_input, retrieved_contexts" in err[0]
+    assert "missing columns user_input, retrieved_contexts" in err[0]
     assert "user_input (Ragas 0.1: question)" in err[0] and "found columns output, prompt" in err[0]
 
 

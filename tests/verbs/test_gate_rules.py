@@ -146,8 +146,8 @@ def _write(path, text: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("[gates]\nk = 5\n", "unknown key(s) gates"),
-        ("[gate]\nkk = 5\nalpha = 0.1\n", "unknown key(s) gate.kk;"),
+        ("[gates]\nk = 5\n", "unknown key gates"),
+        ("[gate]\nkk = 5\nalpha = 0.1\n", "unknown key gate.kk;"),
         ('[metrics."R@5"]\nmax_drop = 0.1\ntolerance = 1\n', "takes max_drop and severity"),
         ('[metrics."R@5"]\nseverity = "WARN"\n', 'severity must be "fail" or "warn", found \'WARN\''),
         ('[metrics."R@5"]\nmax_drop = -0.1\n', "max_drop must be a number >= 0, found -0.1"),
