@@ -306,7 +306,9 @@ def test_breakdown_two_runs_shows_deltas_with_holm_p(monkeypatch: pytest.MonkeyP
         0, named=True
     )
     assert row["delta"] == pytest.approx(exp["delta"])
-    assert "Holm" in texts(at)
+    # The short caption leads; the statistics behind it are one help icon away.
+    assert "each slice's change: blue better, red worse, ★ significant" in texts(at)
+    assert any("Holm correction across every cell" in c.proto.help for c in at.caption)
 
 
 # ------------------------------------------------------------------ compare
