@@ -559,6 +559,128 @@ def lift_list(
     return True, rest, r, row, list_off, has_list, e, data, data_len, offsets, valid
 
 
+@njit(cache=True, nogil=True)
+def lift_grades(
+    buf: np.ndarray, key: np.ndarray, cap: int, lines: int
+) -> tuple[bool, np.ndarray, int, int, np.ndarray, np.ndarray, int, np.ndarray, int, np.ndarray, np.ndarray]:
+    """Take the value of the top-level key ``key`` out of every line of a file that
+    :func:`scan_jsonl` found clean, when it is an object of non-empty keys to whole numbers >= 0 (a
+    test case's ``relevant``: chunk id -> grade; each line's keys differ, which no JSON reader turns
+    into columns).
+
+    Returns ``(ok, rest, rest_len, rows, pair_offsets, has_obj, n_pairs, keys, keys_len,
+    key_offsets, grades)``: ``rest`` is the file with each such value replaced by ``0``; per row,
+    where its pairs start and whether it had the key; the keys' bytes (the scan refused escaped keys,
+    so they are as written) with offsets, and the grades. ``ok`` is False for anything else (a
+    negative, fractional or quoted grade, an empty key, another kind of value): the caller reads the
+    file with the exact reader, which names the line and field."""
+    n = buf.shape[0]
+    rest = np.empty(n + 1, np.uint8)
+    keys = np.empty(n + 1, np.uint8)
+    key_off = np.empty(cap + 1, np.int64)
+    key_off[0] = 0
+    grades = np.empty(cap, np.int64)
+    pair_off = np.zeros(lines + 1, np.int64)
+    has_obj = np.zeros(lines, np.bool_)
+    fail = (False, rest, 0, 0, pair_off, has_obj, 0, keys, 0, key_off, grades)
+    r = 0
+    row = 0
+    e = 0
+    k_len = 0
+    depth = 0
+    expect_key = False
+    lifting = False
+    klen = key.shape[0]
+    i = 0
+    while i < n:
+        c = buf[i]
+        if c == 34:
+            start = i
+            i += 1
+            while i < n and buf[i] != 34:
+                i += 2 if buf[i] == 92 else 1
+            if i >= n:
+                return fail
+            i += 1
+            if expect_key and depth == 1:
+                lifting = i - start - 2 == klen
+                if lifting:
+                    for j in range(klen):
+                        if buf[start + 1 + j] != key[j]:
+                            lifting = False
+                            break
+            expect_key = False
+            rest[r : r + i - start] = buf[start:i]
+            r += i - start
+            continue
+        if c == 58 and depth == 1 and lifting:
+            lifting = False
+            rest[r] = 58
+            r += 1
+            i = _space(buf, i + 1)
+            if i >= n or buf[i] != 123 or has_obj[row]:
+                return fail
+            has_obj[row] = True
+            rest[r] = 48  # 0: never longer than the object it stands for ({} included)
+            r += 1
+            i = _space(buf, i + 1)
+            if i < n and buf[i] == 125:
+                i += 1
+                continue
+            while True:  # "key": grade , ... }
+                if i >= n or buf[i] != 34:
+                    return fail
+                ks = i + 1
+                i += 1
+                while i < n and buf[i] != 34:
+                    i += 1
+                if i >= n or i == ks or e >= cap:
+                    return fail  # an empty key (the record refuses it)
+                keys[k_len : k_len + i - ks] = buf[ks:i]
+                k_len += i - ks
+                i = _space(buf, i + 1)
+                if i >= n or buf[i] != 58:
+                    return fail
+                i = _space(buf, i + 1)
+                if i >= n or not 48 <= buf[i] <= 57:
+                    return fail  # negative, quoted, true/false, null, an object...
+                end = _number(buf, i, True)
+                if end < 0 or end - i > 18:
+                    return fail  # a fraction, an exponent, or more than an int64 holds
+                g = 0
+                for j in range(i, end):
+                    g = g * 10 + (buf[j] - 48)
+                grades[e] = g
+                e += 1
+                key_off[e] = k_len
+                i = end
+                more, i = _after_item(buf, i, 125)
+                if more < 0:
+                    return fail
+                if more:
+                    continue
+                break
+            continue
+        i += 1
+        rest[r] = c
+        r += 1
+        if c == 123 or c == 91:
+            depth += 1
+            expect_key = c == 123 and depth == 1
+        elif c == 125 or c == 93:
+            depth -= 1
+            expect_key = False
+        elif c == 44:
+            expect_key = depth == 1
+        elif c == 10:
+            row += 1
+            pair_off[row] = e
+    if r > 0 and rest[r - 1] != 10:
+        row += 1
+        pair_off[row] = e
+    return True, rest, r, row, pair_off, has_obj, e, keys, k_len, key_off, grades
+
+
 def warm_up() -> None:
     """Load both compiled functions (numba's disk cache, or a compile after an install)."""
     tiny = np.frombuffer(b'{"r":[{"chunk_id":"a","score":1}]}\n', np.uint8)
@@ -575,6 +697,17 @@ def lift(buf: np.ndarray, key: str) -> tuple[Any, ...] | None:
         _LIFT_ENDS,
         np.array(LIFT_STRINGS),
         1 + int(np.count_nonzero(buf == 123)),  # elements: at most one per {
+        1 + int(np.count_nonzero(buf == 10)),
+    )
+    return out if out[0] else None
+
+
+def lift_object(buf: np.ndarray, key: str) -> tuple[Any, ...] | None:
+    """:func:`lift_grades` sized for ``buf``; None when the file is not of that shape."""
+    out = lift_grades(
+        buf,
+        np.frombuffer(key.encode(), np.uint8),
+        1 + int(np.count_nonzero(buf == 58)),  # pairs: at most one per colon
         1 + int(np.count_nonzero(buf == 10)),
     )
     return out if out[0] else None

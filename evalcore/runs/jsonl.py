@@ -325,26 +325,18 @@ def read_plain(path: Path, *, no_null: Sequence[str] = (), lift: str | None = No
     ``lift`` names a top-level key whose value is a list of flat objects (a run's ``retrieved``
     chunks: most of its bytes) that the compiled scanner reads itself, once it is loaded
     (:func:`_read_lifted`); a JSON reader then reads only the rest of each line."""
-    if not scan_worth_it(path):
-        return None
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if data.startswith(b"\xef\xbb\xbf") or not data:
+    data = _plain_bytes(path)
+    if data is None:
         return None
     buf = np.frombuffer(data, dtype=np.uint8)
     # While the compiled code loads (numba, about a second once per process) a folder's first files
     # are parsed by pyarrow, then scanned; after that, scanned and lifted.
     lifting = lift is not None and _COMPILED.is_set()
     first = None if lifting else _read_arrow(data)
-    from evalcore.runs._scan import CLEAN, key_hash, scan_jsonl
-
-    problem, _, lines, blank, values, strings = scan_jsonl(
-        buf, np.array([key_hash(k.encode()) for k in no_null], np.int64)
-    )
-    if problem != CLEAN or blank or not lines:
+    counts = _scan(buf, no_null)
+    if counts is None:
         return None
+    lines, values, strings = counts
 
     # pyarrow's JSON reader first (about twice polars' speed, side by side with other files on a
     # few threads); it infers types per block and refuses a later block that disagrees, and it may
@@ -473,21 +465,71 @@ def _read_polars(path: Path) -> pl.DataFrame | None:
         return None
 
 
-def _read_arrow(data: bytes | memoryview, *, checked: bool = True) -> pl.DataFrame | None:
+def read_arrow(data: memoryview) -> pl.DataFrame | None:
+    """Bytes the scan found clean (so UTF-8 throughout) read by pyarrow's JSON reader, which infers
+    types strictly, on every core (one big file: a test set); None when it refuses them."""
+    return _read_arrow(data, checked=False, threads=True)
+
+
+def _read_arrow(
+    data: bytes | memoryview, *, checked: bool = True, threads: bool = False
+) -> pl.DataFrame | None:
     import pyarrow as pa
     import pyarrow.json as pj
 
     try:
         if checked and isinstance(data, bytes):
             data.decode("utf-8")  # pyarrow does not check (polars does): bad bytes go to the exact reader
-        # One thread per file: the caller reads several files at once (faster than threads inside one).
+        # One thread per file where the caller reads several files at once (faster than threads
+        # inside one); every core for one big file.
         table = pj.read_json(
-            pa.BufferReader(data), read_options=pj.ReadOptions(use_threads=False, block_size=1 << 24)
+            pa.BufferReader(data), read_options=pj.ReadOptions(use_threads=threads, block_size=1 << 24)
         )
     except _REFUSED:
         return None
     df = pl.from_arrow(table)
     return df if isinstance(df, pl.DataFrame) else None
+
+
+def scan_clean(path: Path, no_null: Sequence[str] = ()) -> tuple[bytes, int, int, int] | None:
+    """``(bytes, lines, values, strings)`` of a file the compiled scan finds plainly valid JSON Lines
+    (as :func:`read_plain` requires: no byte order mark, no blank line, no key twice, no escaped key,
+    no ``null`` for a key in ``no_null``), or None. A reader that reads the bytes its own way checks
+    its frame against ``values`` and ``strings`` with :func:`present_counts`."""
+    data = _plain_bytes(path)
+    counts = None if data is None else _scan(np.frombuffer(data, dtype=np.uint8), no_null)
+    return None if data is None or counts is None else (data, *counts)
+
+
+def _plain_bytes(path: Path) -> bytes | None:
+    """The file's bytes when the scanner is worth loading for it and it starts with no byte order mark."""
+    if not scan_worth_it(path):
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if data.startswith(b"\xef\xbb\xbf") or not data:
+        return None
+    return data
+
+
+def _scan(buf: np.ndarray, no_null: Sequence[str]) -> tuple[int, int, int] | None:
+    """``(lines, values, strings)`` when the scan finds the bytes plainly valid (and not one blank line)."""
+    from evalcore.runs._scan import CLEAN, key_hash, scan_jsonl
+
+    problem, _, lines, blank, values, strings = scan_jsonl(
+        buf, np.array([key_hash(k.encode()) for k in no_null], np.int64)
+    )
+    if problem != CLEAN or blank or not lines:
+        return None
+    return lines, values, strings
+
+
+def present_counts(df: pl.DataFrame) -> tuple[int, int]:
+    """How many keys of the JSON the frame holds a value for, and how many of those are strings —
+    what :func:`scan_clean` counted, when the frame holds every value exactly."""
+    return _present(df)
 
 
 def _present(df: pl.DataFrame) -> tuple[int, int]:
@@ -521,16 +563,11 @@ def validate_plain(path: Path, model: type[M]) -> list[tuple[int, M]] | None:
     names each problem."""
     from pydantic import TypeAdapter
 
-    if not scan_worth_it(path):
+    data = _plain_bytes(path)
+    if data is None:
         return None
     from evalcore.runs._scan import CLEAN, scan_jsonl
 
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if data.startswith(b"\xef\xbb\xbf"):
-        return None
     problem, *_ = scan_jsonl(np.frombuffer(data, dtype=np.uint8), np.zeros(0, np.int64))
     if problem != CLEAN:
         return None

@@ -155,7 +155,7 @@ def test_the_dashboard_lists_a_bucket_and_follows_it(
     s3.upload(endpoint, SAMPLE / CAND, "team", f"live/{CAND}")  # CI writes a new run
     at.run()
     assert "3 runs" in [c.value for c in at.sidebar.caption]
-    assert len(at.dataframe[1].value) == 3
+    assert len(next(d.value for d in at.dataframe if "run_id" in d.value.columns)) == 3
 
 
 def test_the_dashboard_says_when_the_bucket_refuses_access(
