@@ -682,10 +682,11 @@ def lift_grades(
 
 
 def warm_up() -> None:
-    """Load both compiled functions (numba's disk cache, or a compile after an install)."""
+    """Load the compiled functions (numba's disk cache, or a compile after an install)."""
     tiny = np.frombuffer(b'{"r":[{"chunk_id":"a","score":1}]}\n', np.uint8)
     scan_jsonl(tiny, np.zeros(1, np.int64))
     lift_list(tiny, np.frombuffer(b"r", np.uint8), _LIFT_NAMES, _LIFT_ENDS, np.array(LIFT_STRINGS), 3, 2)
+    lift_grades(np.frombuffer(b'{"r":{"c":1}}\n', np.uint8), np.frombuffer(b"r", np.uint8), 3, 2)
 
 
 def lift(buf: np.ndarray, key: str) -> tuple[Any, ...] | None:
