@@ -13,7 +13,7 @@ import streamlit as st
 
 from dashboard import data, tables
 from dashboard.frame import complain, need_runs, setup, show_problems
-from dashboard.render import agree, count, forest, md_escape, plot_text, plot_texts
+from dashboard.render import agree, count, forest, md_escape, plot_text, plot_texts, series_colour
 from dashboard.views import OverviewView
 
 TREND_ALL_UP_TO = 20  # runs a first view scores whole before it draws (as it always did)
@@ -115,7 +115,8 @@ run = runs[run_id]
 OverviewView.from_state(vs=vs).publish()
 
 table, not_applicable = tables.present(data.summary(frame.fkey, run_id, None, frame.key))
-left, right = st.columns([3, 2])
+left = st.container()  # the metrics full width: their words need the room
+right = st.container()
 with left:
     st.markdown(
         "**Headline metrics**",
@@ -156,7 +157,7 @@ with left:
             md_escape(standing.unmeasured[0].upper() + standing.unmeasured[1:]), icon=":material/balance:"
         )
 with right:
-    st.markdown("**System**")
+    st.markdown("**System**", help="As the run's run.json records it.")
     system = tables.system_shown(run)
     if system.height:
         st.dataframe(system, hide_index=True)
@@ -210,9 +211,10 @@ def across_runs() -> None:
         st.info("No metric to chart: pick one above that these runs have.")
     else:
         fig = go.Figure()
-        for m, part in series:
+        for i, (m, part) in enumerate(series):
             fig.add_trace(
                 go.Scatter(
+                    line={"color": series_colour(i)},
                     # One point per run on a categorical axis, in run order: a line between dates would
                     # suggest a gradual change between runs that never happened.
                     x=plot_texts(part["run_id"]),

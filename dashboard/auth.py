@@ -132,8 +132,9 @@ def sidebar(who: Identity) -> None:
     """Who is signed in and their role, with a way out; or that this is local mode."""
     if who.local:
         st.caption(
-            ":material/person: Local mode: no sign-in, every role. Configure `[auth]` in "
-            "`.streamlit/secrets.toml` to share it (docs/deploy.md)."
+            ":material/person: Local mode: no sign-in, every role.",
+            help="To share the dashboard with sign-in and roles, configure `[auth]` in "
+            "`.streamlit/secrets.toml` (docs/deploy.md).",
         )
         return
     st.caption(f":material/person: {md_escape(who.email)} · {who.role}")

@@ -502,7 +502,8 @@ def manifest_row(run: RunEntry, questions: int | None) -> dict[str, Any]:
     flat: dict[str, Any] = {
         "run_id": run.run_id,
         "label": run.label,
-        "created": run.manifest.created.isoformat(),
+        # As a person reads a time (UTC, to the minute); the ISO form stays in run.json.
+        "created": run.manifest.created.strftime("%Y-%m-%d %H:%M"),
         "test_set": run.testset.version,
         "questions": "…" if questions is None else str(questions),
         "judge": judge_text(run) or NA,

@@ -26,6 +26,32 @@ LEGEND = {
     "no change": "no significant change",
     "not comparable": "not comparable (judge changed)",
 }
+# One distinct colour per series of a chart of several metrics (the trend across runs): Okabe-Ito's
+# eight, then Tol's muted set. The default palette gave R@5 and nDCG@10 two blues and faithfulness
+# and correctness two reds, which a reader took for pairs.
+SERIES_COLOURS = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#D55E00",
+    "#56B4E9",
+    "#000000",
+    "#F0E442",
+    "#332288",
+    "#88CCEE",
+    "#44AA99",
+    "#117733",
+    "#999933",
+    "#882255",
+)
+
+
+def series_colour(i: int) -> str:
+    """The colour of a chart's i-th series (repeating after the fourteenth)."""
+    return SERIES_COLOURS[i % len(SERIES_COLOURS)]
+
+
 _ORDER = {"worse": 0, "better": 1, "moved": 2, "no change": 3, "not comparable": 4}
 
 

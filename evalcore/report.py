@@ -173,9 +173,9 @@ def html(
         # No remote anything: a page opened from a mail or a chat thread fetches nothing.
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; img-src data:; font-src data:\">",
-        f"<title>{html_text(c.label)} vs {html_text(b.label)} · ragtriage</title>",
+        f"<title>{html_text(b.label)} → {html_text(c.label)} · ragtriage</title>",
         f"<style>{_CSS}</style></head><body>",
-        f"<h1>{html_text(c.label)} <span class=vs>vs</span> {html_text(b.label)}</h1>",
+        f"<h1>{html_text(b.label)} <span class=vs>→</span> {html_text(c.label)}</h1>",
         f"<p class=meta>Baseline <b>{html_text(b.label)}</b> (<code>{html_text(b.run_id)}</code>) → candidate "
         f"<b>{html_text(c.label)}</b> (<code>{html_text(c.run_id)}</code>) · test set "
         f"<code>{html_text(b.testset.version)}</code>"
@@ -217,10 +217,15 @@ def html(
         parts.append("<h2>By slice</h2>")
         for tag, rows in slices.items():
             parts.append(f"<h3>By {html_text(tag)}</h3>")
+            values = (
+                cmp.candidate.testset.tags.filter(pl.col("tag") == tag)["value"].unique().sort().to_list()
+            )
+            shown = ", ".join(values[:12]) + (f" and {len(values) - 12} more" if len(values) > 12 else "")
             parts.append(
                 _slice_table(rows)
                 if rows.height
-                else "<p class=meta>No slice moved significantly (Holm across every slice and metric).</p>"
+                else f"<p class=meta>No {html_text(tag)} ({html_text(shown)}) moved significantly "
+                "(Holm across every slice and metric).</p>"
             )
     worst = regressed(cmp, top, include_heldout=include_heldout)
     parts.append(f"<h2>Most regressed questions ({worst.height} shown)</h2>")
@@ -262,6 +267,15 @@ def _slice_table(rows: pl.DataFrame) -> str:
     return "\n".join([*out, "</tbody></table>"])
 
 
+# What a regressed question's diagnosis means, in words (the comparison's diagnosis column).
+DIAGNOSIS_WORDS = {
+    "retrieval": "retrieval: a labeled chunk left the top k",
+    "generation": "the answer got worse with the same chunks",
+    "abstention": "abstention: answered what it should have declined, or the reverse",
+    "soft score": "a softer score (relevance, judged context) fell",
+    "imported score": "an imported score fell",
+}
+
 GLOSSARY = (
     (
         "Δ (95% CI)",
@@ -279,6 +293,21 @@ GLOSSARY = (
         "raised to allow for testing many metrics at once (Holm); below α it is significant",
     ),
     ("worse / better", "a significant change in the direction the metric counts as worse or better"),
+    (
+        "held-out",
+        "questions kept out of sight while the system is tuned, so that tuning cannot fit them; they "
+        "count in the means, and the question lists leave them out unless asked",
+    ),
+    (
+        "grade",
+        "how relevant a person labeled a chunk for the question: 0 not relevant, 1 relevant, 2 or more "
+        "highly relevant",
+    ),
+    (
+        "SUPPORTED, not counted",
+        "the judge said the documents support the claim, but the quote it gave is not in the chunks "
+        "the answer was given, so faithfulness counts the claim as not supported",
+    ),
     (
         "moved",
         "a significant change of a rate with no better direction (no_answer: fewer non-answers "
@@ -303,7 +332,7 @@ def _glossary(cmp: Comparison) -> str:
             f"<br><small>definition: {html_text(info.description)}</small></dd>"
         )
     return (
-        "<details class=gloss><summary>What these words and metrics mean</summary><dl>"
+        "<details class=gloss open><summary>What these words and metrics mean</summary><dl>"
         + "".join(rows)
         + "</dl></details>"
     )
@@ -321,9 +350,13 @@ def _question(cmp: Comparison, row: dict[str, Any]) -> str:
     either = right or left
     case = either.case if either is not None else {}
     head = (
-        f"<section class=q><h3><code>{html_text(qid)}</code> · {html_text(row['status'])} · worst Δ "
+        f"<section class=q><h3><code>{html_text(qid)}</code> · {html_text(row['status'])} · worst change "
         f"{_num(row['worst_delta'])}"
-        + (f" · {html_text(row['diagnosis'])}" if row.get("diagnosis") else "")
+        + (
+            f" · {html_text(DIAGNOSIS_WORDS.get(row['diagnosis'], row['diagnosis']))}"
+            if row.get("diagnosis")
+            else ""
+        )
         + "</h3>"
         f"<p class=question>{html_text(case.get('question'))}</p>"
     )
@@ -380,9 +413,13 @@ def _side(d: QuestionDetail | None, k: int) -> str:
     out.append(f"<p class=label>Top {k} chunks</p><ol class=chunks>")
     for ch in top.iter_rows(named=True):
         grade = ch.get("grade")
-        mark = f"<span class=lab>labeled · grade {grade}</span> " if grade is not None and grade >= 1 else ""
+        mark = (
+            f"<span class=lab>labeled relevant · grade {grade}</span> "
+            if grade is not None and grade >= 1
+            else ""
+        )
         out.append(
-            f"<li>{mark}<code>{html_text(ch['chunk_id'])}</code> <span class=meta>score "
+            f"<li>{mark}<code>{html_text(ch['chunk_id'])}</code> <span class=meta>retriever score "
             f"{_num(ch.get('score'))}</span><div class=text>{html_text(ch.get('text') or '')}</div></li>"
         )
     out.append("</ol>")

@@ -18,6 +18,7 @@ from dashboard.render import (
     plot_texts,
     quotes_by_chunk,
     reference_md,
+    series_colour,
 )
 from dashboard.views import QuestionView
 
@@ -172,9 +173,10 @@ st.markdown(reference_md(case))
 
 if metrics:
     fig = go.Figure()
-    for m in metrics:
+    for i, m in enumerate(metrics):
         fig.add_trace(
             go.Scatter(
+                line={"color": series_colour(i)},
                 # One point per run on a categorical axis: a line between dates would suggest a
                 # gradual change that never happened; markers keep a one-run series visible.
                 x=plot_texts(history["run_id"]),

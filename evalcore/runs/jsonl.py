@@ -11,6 +11,7 @@ the file line by line to name the line and field of every problem.
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -315,7 +316,15 @@ def load_scanner_for(total_bytes: int, then: Callable[[], None] | None = None) -
     _warm_scanner_soon(then)
 
 
-def read_plain(path: Path, *, no_null: Sequence[str] = (), lift: str | None = None) -> pl.DataFrame | None:
+# Files larger than this are read a block of whole lines at a time: the file's bytes, the scanner's
+# buffers and the JSON reader's copy then exist for one block, not for the whole file (a 2.2 GB run
+# read whole peaked at 9x its frames).
+BLOCK = 256 << 20
+
+
+def read_plain(
+    path: Path, *, no_null: Sequence[str] = (), lift: str | None = None, block: int | None = None
+) -> pl.DataFrame | None:
     """The whole file as one polars frame (a row per line, in order, every key a column), or None when
     the file is not plainly valid JSON Lines: a byte order mark, a blank line, a key twice in one
     object, an escaped key, ``null`` as the value of a key in ``no_null``, or anything polars refuses.
@@ -324,10 +333,94 @@ def read_plain(path: Path, *, no_null: Sequence[str] = (), lift: str | None = No
 
     ``lift`` names a top-level key whose value is a list of flat objects (a run's ``retrieved``
     chunks: most of its bytes) that the compiled scanner reads itself, once it is loaded
-    (:func:`_read_lifted`); a JSON reader then reads only the rest of each line."""
-    data = _plain_bytes(path)
-    if data is None:
+    (:func:`_read_lifted`); a JSON reader then reads only the rest of each line.
+
+    A file over ``block`` bytes (:data:`BLOCK`) is read a block of whole lines at a time and the
+    blocks' frames joined — only when each column has one type in every block (a column that is all
+    null in one block takes the others' type); anything else is read whole, as before."""
+    block = BLOCK if block is None else block
+    try:
+        size = path.stat().st_size
+    except OSError:
         return None
+    if size <= block:
+        data = _plain_bytes(path)
+        return None if data is None else _read_block(data, path, no_null, lift)
+    if not scan_worth_it(path):
+        return None
+    parts: list[pl.DataFrame] = []
+    carry = b""
+    with path.open("rb") as fh:
+        while True:
+            chunk = fh.read(block)
+            data = carry + chunk
+            if not data:
+                break
+            if not parts and data.startswith(b"\xef\xbb\xbf"):
+                return None
+
+            cut = data.rfind(b"\n") + 1 if chunk else len(data)
+            if cut == 0:  # one line longer than a block: take the next block too
+                carry = data
+                continue
+            df = _read_block(data[:cut], None, no_null, lift)
+            if df is None:
+                parts = []
+                break
+            parts.append(df)
+            carry = data[cut:]
+            if not chunk:
+                break
+    joined = _joined(parts)
+    if joined is not None:
+        return joined
+    data = _plain_bytes(path)  # a block refused, or types that differ between blocks: read it whole
+    return None if data is None else _read_block(data, path, no_null, lift)
+
+
+def _joined(parts: list[pl.DataFrame]) -> pl.DataFrame | None:
+    """The blocks' frames as one, when their types agree up to all-null columns and struct fields a
+    block did not see; None otherwise (the caller reads the file whole)."""
+    if not parts:
+        return None
+    target: dict[str, Any] = {}
+    for df in parts:
+        for name, dtype in df.schema.items():
+            merged = _merge_dtype(target.get(name), dtype)
+            if merged is None:
+                return None
+            target[name] = merged
+    try:
+        return pl.concat(parts, how="diagonal_relaxed", rechunk=False)
+    except _REFUSED:
+        return None
+
+
+def _merge_dtype(a: Any, b: Any) -> Any:
+    """The type both blocks' values fit without a conversion (a null column, a struct field or a
+    list element type one block lacks), or None — never a number widened or turned into text."""
+    if a is None or a == pl.Null:
+        return b
+    if b == pl.Null or a == b:
+        return a
+    if isinstance(a, pl.List) and isinstance(b, pl.List):
+        inner = _merge_dtype(a.inner, b.inner)
+        return None if inner is None else pl.List(inner)
+    if isinstance(a, pl.Struct) and isinstance(b, pl.Struct):
+        fields = {f.name: f.dtype for f in a.fields}
+        for f in b.fields:
+            merged = _merge_dtype(fields.get(f.name), f.dtype)
+            if merged is None:
+                return None
+            fields[f.name] = merged
+        return pl.Struct(fields)
+    return None
+
+
+def _read_block(
+    data: bytes, path: Path | None, no_null: Sequence[str], lift: str | None
+) -> pl.DataFrame | None:
+    """One block of whole lines (or the whole file) as a frame; see :func:`read_plain`."""
     buf = np.frombuffer(data, dtype=np.uint8)
     # While the compiled code loads (numba, about a second once per process) a folder's first files
     # are parsed by pyarrow, then scanned; after that, scanned and lifted.
@@ -353,7 +446,7 @@ def read_plain(path: Path, *, no_null: Sequence[str] = (), lift: str | None = No
         first = _read_arrow(data)
     if counted(first):
         return first
-    second = _read_polars(path)
+    second = _read_polars(path if path is not None else io.BytesIO(data))
     if counted(second):
         return second
     return None
@@ -458,7 +551,7 @@ _REFUSED = (
 )  # pyarrow: ValueError
 
 
-def _read_polars(path: Path) -> pl.DataFrame | None:
+def _read_polars(path: Path | io.BytesIO) -> pl.DataFrame | None:
     try:
         return pl.read_ndjson(path, infer_schema_length=None)
     except _REFUSED:

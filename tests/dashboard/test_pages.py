@@ -81,6 +81,10 @@ def test_overview_says_what_each_metric_measures_and_the_system_in_rows(
         == "how much of the answer is backed by the chunks the model was given"
     )
     assert "small" not in shown.columns and "source" not in shown.columns, "no column of one value"
+    colours = [t["line"]["color"] for t in trend_spec(at)["data"]]
+    assert len(colours) >= 4 and len(set(colours)) == len(colours), "each metric of the trend its own colour"
+    runs_shown = runs_table(at)
+    assert runs_shown["created"].iloc[0] == "2026-10-05 09:30", "a time as a person reads it"
     system = at.dataframe[1].value.set_index("setting")
     assert system.loc["retriever", "value"] == "rerank" and "embedding model" in system.index
     assert not at.json, "no raw JSON on the Overview"

@@ -25,7 +25,10 @@ def test_the_words_name_the_cutoff_and_a_relevance_threshold() -> None:
     assert "within the top 10" in metric_info("RR@10").plain and "within" not in metric_info("RR").plain
 
 
-def test_the_report_glossary_gives_the_words_then_the_definition() -> None:
+def test_the_report_reads_without_the_docs() -> None:
+    """What a product manager could not read in the first report (issue 30's helper): the title
+    ran candidate-first, a diagnosis was a bare word, grades and held-out were undefined, and the
+    glossary was folded away."""
     from pathlib import Path
 
     from evalcore import compare, load_runs
@@ -33,7 +36,19 @@ def test_the_report_glossary_gives_the_words_then_the_definition() -> None:
 
     runs = load_runs(Path(__file__).resolve().parents[2] / "sample_runs").runs
     ids = sorted(runs)
-    html = report_html(compare(runs[ids[-2]], runs[ids[-1]]))
+    base, cand = runs[ids[-2]], runs[ids[-1]]
+    html = report_html(compare(base, cand))
+    assert f"<h1>{base.label} <span class=vs>→</span> {cand.label}</h1>" in html
+    assert "· the answer got worse with the same chunks</h3>" in html and "· generation</h3>" not in html
+    assert "<details class=gloss open>" in html
     gloss = html[html.index("What these words and metrics mean") :]
+    assert (
+        "<dt>held-out</dt>" in gloss
+        and "<dt>grade</dt>" in gloss
+        and "<dt>SUPPORTED, not counted</dt>" in gloss
+    )
+    assert "No topic (" in html or "<h3>By topic</h3>\n<table>" in html, (
+        "an empty slice section names its slices"
+    )
     words = metric_info("faithfulness")
     assert f"<dt>faithfulness</dt><dd>{words.plain}<br><small>definition: " in gloss

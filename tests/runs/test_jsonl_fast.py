@@ -266,23 +266,29 @@ record = st.fixed_dictionaries(
 )
 
 
-@pytest.mark.parametrize("lifted", [True, False], ids=["lists lifted", "whole lines by pyarrow"])
+@pytest.mark.parametrize(
+    "how", ["lifted", "pyarrow", "blocks"], ids=["lists lifted", "whole lines by pyarrow", "blocks of lines"]
+)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(recs=st.lists(record, min_size=1, max_size=6), ascii_only=st.booleans(), compact=st.booleans())
 def test_the_fast_path_never_accepts_what_the_exact_one_refuses(
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
-    lifted: bool,
+    how: str,
     recs: list[dict],
     ascii_only: bool,
     compact: bool,
 ) -> None:
-    """Both whole-file readers: the retrieved lists read by the compiled scanner (once it is loaded)
-    and the whole line by pyarrow (a folder's first files, while it loads)."""
+    """Every whole-file reader: the retrieved lists read by the compiled scanner (once it is loaded),
+    the whole line by pyarrow (a folder's first files, while it loads), and a big file a block of
+    lines at a time (here blocks of 150 bytes, so a block is a line or two and the blocks' inferred
+    types differ: a column null in one block, a struct field missing in another)."""
     from evalcore.runs import jsonl
 
-    if not lifted:
+    if how == "pyarrow":
         monkeypatch.setattr(jsonl, "_COMPILED", threading.Event())
+    if how == "blocks":
+        monkeypatch.setattr(jsonl, "BLOCK", 150)
     path = tmp_path_factory.mktemp("jsonl") / "results.jsonl"
     sep = (",", ":") if compact else (", ", ": ")
     path.write_text(
@@ -374,3 +380,45 @@ def test_a_score_of_minus_zero_keeps_the_sign_a_json_reader_gives_it(
     assert lifted is not None and slow is not None
     signs = np.signbit(lifted["retrieved"]["score"].to_numpy()).tolist()
     assert signs == np.signbit(slow["retrieved"]["score"].to_numpy()).tolist() == [False, True]
+
+
+def test_a_big_file_is_read_a_block_of_lines_at_a_time_to_the_same_frame(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Peak memory: a 2.2 GB run read whole held its bytes, the scanner's buffers and pyarrow's copy
+    at once (9x its frames). Read in blocks, the blocks' frames join to the frame read whole — a
+    column null in one block (answer) and a struct field one block lacks (text) included — and a
+    number that is an integer in one block and a fraction in another is not silently widened: that
+    file is read whole."""
+    from evalcore.runs import jsonl
+
+    path = tmp_path / "results.jsonl"
+    lines = []
+    for i in range(300):
+        chunk = {"chunk_id": f"c{i}", "score": 1.5}
+        if i >= 150:
+            chunk["text"] = f"text {i}"
+        rec = {"qid": f"q{i}", "retrieved": [chunk], "answer": None if i < 100 else f"a{i}"}
+        lines.append(json.dumps(rec))
+    path.write_text("\n".join(lines) + "\n")
+    whole = jsonl.read_plain(path)
+    joined: list[object] = []
+    real = jsonl._joined
+    monkeypatch.setattr(jsonl, "_joined", lambda parts: joined.append(len(parts)) or real(parts))
+    monkeypatch.setattr(jsonl, "BLOCK", 4096)
+    blocks = jsonl.read_plain(path)
+    assert whole is not None and blocks is not None
+    assert joined and joined[0] > 3, "read in blocks"
+    assert blocks.equals(whole.select(blocks.columns)) and set(blocks.columns) == set(whole.columns)
+    assert load._results_jsonl_fast(path) is not None
+
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(
+        "".join(
+            json.dumps({"qid": f"q{i}", "latency_ms": i if i < 150 else i + 0.5}) + "\n" for i in range(300)
+        )
+    )
+    assert jsonl._merge_dtype(jsonl.pl.Int64, jsonl.pl.Float64) is None
+    got = jsonl.read_plain(mixed)
+    assert got is not None and got["latency_ms"].dtype == jsonl.pl.Float64, "read whole, as before"
+    assert got["latency_ms"][0] == 0.0 and got["latency_ms"][299] == 299.5
