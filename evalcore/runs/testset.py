@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -103,16 +104,7 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
     noted = len(problems)
     fast = _tables_fast(path)
     if fast is not None:
-        ts = TestSet(path=path, sha256=file_sha256(path), **fast)
-        write_frames(
-            path,
-            "testset",
-            {n: getattr(ts, n) for n in _FRAMES},
-            {"sha256": ts.sha256},
-            later=True,
-            key=version,
-        )
-        return ts
+        return _kept(TestSet(path=path, sha256=file_sha256(path), **fast), version)
     plain = validate_plain(path, TestCase)
     validated = (
         plain
@@ -147,19 +139,25 @@ def read_testset(path: str | Path, problems: Problems | None = None) -> TestSet 
             raise InputError(problems.errors)
         return None
     ts = TestSet(path=path, sha256=file_sha256(path), **_tables(kept))
-    if len(problems) == noted:  # only a clean parse is cached: warnings must show every time
-        write_frames(
-            path,
-            "testset",
-            {n: getattr(ts, n) for n in _FRAMES},
-            {"sha256": ts.sha256},
-            later=True,
-            key=version,
-        )
-    return ts
+    # Only a clean parse is cached: warnings must show every time.
+    return _kept(ts, version) if len(problems) == noted else ts
 
 
 _FRAMES = ("cases", "qrels", "tags", "evidence")
+
+
+def _kept(ts: TestSet, version: Any) -> TestSet:
+    """``ts``, its tables written to the parse cache (in the background) under the file's version
+    taken before it was read."""
+    write_frames(
+        ts.path,
+        "testset",
+        {n: getattr(ts, n) for n in _FRAMES},
+        {"sha256": ts.sha256},
+        later=True,
+        key=version,
+    )
+    return ts
 
 
 def _tables(kept: list[tuple[int, TestCase]]) -> dict[str, pl.DataFrame]:
