@@ -145,3 +145,68 @@ def test_the_closed_forms_are_the_written_formulas() -> None:
     assert paired_randomization_test(big) == pytest.approx(math.erfc(zb / math.sqrt(2)), rel=1e-12)
     x = rng.normal(0.0, 0.3, size=400)
     assert paired_randomization_test(np.concatenate([x, -x]), permutations=4_999, method="resample") == 1.0
+
+
+def _reference_bootstrap(x: np.ndarray, resamples: int, alpha: float, seed: int) -> tuple[float, float]:
+    """The percentile bootstrap as a textbook writes it: resample n indices with replacement, take
+    the mean, read the two quantiles — one resample at a time."""
+    rng = np.random.default_rng(seed)
+    means = np.array([x[rng.integers(0, x.size, size=x.size)].mean() for _ in range(resamples)])
+    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(lo), float(hi)
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.2])
+def test_the_item_bootstrap_is_the_textbook_one_to_the_last_digit(alpha: float) -> None:
+    """Third mutation run: the item path's start, step, index range and quantiles could all be
+    changed without a test noticing (its only test allowed 15% of the width). Drawn in chunks, the
+    random stream is the textbook's, so the interval is equal exactly; also at 256 distinct values,
+    the largest the grouped path would take, and with the default seed."""
+    from evalcore.stats.resampling import _GROUPED_MAX
+
+    rng = np.random.default_rng(8)
+    x = rng.normal(0.5, 0.3, size=400)
+    assert bootstrap_ci(x, resamples=600, alpha=alpha, seed=4) == _reference_bootstrap(x, 600, alpha, 4)
+    assert bootstrap_ci(x, resamples=600, alpha=alpha) == _reference_bootstrap(x, 600, alpha, 0), "seed 0"
+    at_limit = np.repeat(np.arange(_GROUPED_MAX + 1) / 7.0, 2)  # 257 distinct: items resampled
+    assert bootstrap_ci(at_limit, resamples=300, alpha=alpha, seed=2) == _reference_bootstrap(
+        at_limit, 300, alpha, 2
+    )
+
+
+def test_the_grouped_bootstrap_is_used_up_to_256_distinct_values_and_defaults_to_seed_0() -> None:
+    """Up to 256 distinct values the resample is drawn as value counts (multinomial): the same
+    distribution, a different random stream — so at exactly 256 the interval is the multinomial one."""
+    from evalcore.stats.resampling import _GROUPED_MAX
+
+    x = np.repeat(np.arange(_GROUPED_MAX) / 10.0, 3)
+    values, counts = np.unique(x, return_counts=True)
+    rng = np.random.default_rng(0)
+    means = rng.multinomial(x.size, counts / x.size, size=500) @ values / x.size
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    assert bootstrap_ci(x, resamples=500) == (float(lo), float(hi))
+    assert bootstrap_ci(x, resamples=500, seed=1) != (float(lo), float(hi))
+
+
+def test_the_normal_interval_is_mean_plus_minus_z_sd_over_root_n() -> None:
+    """The closed form above 5,000 questions, worked by hand: z of 1 - α/2, the sample sd (n - 1)."""
+    rng = np.random.default_rng(9)
+    x = rng.random(50)
+    for alpha in (0.05, 0.1):
+        half = sps.norm.ppf(1 - alpha / 2) * x.std(ddof=1) / np.sqrt(x.size)
+        lo, hi = bootstrap_ci(x, alpha=alpha, method="normal")
+        assert lo == pytest.approx(x.mean() - half, rel=1e-12) and hi == pytest.approx(
+            x.mean() + half, rel=1e-12
+        )
+    at_max = rng.random(BOOTSTRAP_EXACT_MAX)
+    assert bootstrap_ci(at_max, resamples=200) == bootstrap_ci(at_max, resamples=200, method="resample"), (
+        "exactly 5,000 questions are still resampled"
+    )
+
+
+def test_two_different_values_have_an_interval_and_equal_values_have_none() -> None:
+    assert bootstrap_ci([0.0, 1.0]) == (0.0, 1.0)
+    lo, hi = bootstrap_ci([0.2, 0.4, 0.4])
+    assert lo < hi
+    assert bootstrap_ci([0.7, 0.7, 0.7]) == (0.7, 0.7) and bootstrap_ci([0.3]) == (0.3, 0.3)
+    assert all(np.isnan(v) for v in bootstrap_ci([]))
