@@ -124,3 +124,32 @@ def test_a_later_failure_never_replaces_a_judgment_that_succeeded(tmp_path: Path
     assert got["hv-001"].ok and got["hv-001"].cache_key == "k1", "the success stands"
     assert got["hv-002"].reason == "refused", "the newer failure replaces the older one"
     assert got["hv-003"].cache_key == "k6", "a newer success replaces an older one"
+
+
+def test_resolve_names_each_revision_of_this_file_and_what_exists(tmp_path: Path) -> None:
+    """Third mutation run: ``resolve`` could ignore the file version, pick the wrong end for
+    'latest' or lose its messages without a test noticing."""
+    import pytest
+
+    from evalcore.judge.revision import resolve
+
+    run = load_run(SAMPLE / RUN)
+    sha, judge = run.results_sha256(), ("claude-test-1", "p", "s")
+    with Store(tmp_path / "s.sqlite") as store:
+        with pytest.raises(
+            ValueError, match=f"run {RUN} has no judge revision in .*`evalcore judge` makes one"
+        ):
+            resolve(store, run, "latest", sha)
+        with pytest.raises(
+            ValueError, match=r"no revision '7' for run .* \(its revisions: none; or 'recorded', 'latest'\)"
+        ):
+            resolve(store, run, "7", sha)
+        other = store.new_revision(run.run_id, "0" * 64, judge)  # of an earlier version of the file
+        first = store.new_revision(run.run_id, sha, judge)
+        second = store.new_revision(run.run_id, sha, judge)
+        third = store.new_revision(run.run_id, sha, judge)
+        assert resolve(store, run, "recorded", sha) is None
+        assert resolve(store, run, "latest", sha) == third, "the newest of this file's revisions"
+        assert resolve(store, run, str(first), sha) == first
+        with pytest.raises(ValueError, match=rf"its revisions: {first}, {second}, {third};"):
+            resolve(store, run, str(other), sha)

@@ -210,3 +210,27 @@ def test_of_two_equally_good_fuzzy_matches_the_better_ranked_chunk_wins() -> Non
     worse = "The retntion priod can be chaged in the console"
     better = find(slip, [worse, text])
     assert better is not None and better.index == 1 and better.score > 95
+
+
+def test_the_fuzzy_rule_s_length_bounds_and_word_edges() -> None:
+    """Third mutation run: fuzzy_span's bounds (a quote of exactly 20 characters is tried, a shorter
+    one never; a quote as long as the text is tried) and its widening to whole words at both edges
+    (from the middle of the text, at its first character, at its end) had no test."""
+    from evalcore.metrics.quotes import FUZZY_MIN_CHARS, fold, fold_quote, fuzzy_span
+
+    def span(quote: str, text: str) -> tuple[int, int] | None:
+        got = fuzzy_span(fold_quote(quote), fold(text)[0])
+        return None if got is None else (got[0], got[1])
+
+    note = "Note: archived data is kept for ninety days"
+    assert len("kept for ninety dayz") == FUZZY_MIN_CHARS
+    assert span("kept for ninety dayz", note) == (22, 43), "exactly 20 characters: tried, and found"
+    assert span("keys are kept fo", "Rotation keys are kept for 90 days") is None, "under 20: never fuzzy"
+    assert span("archived keys kept lonk", "Archived keys kept long") == (0, 23), "as long as the text"
+    assert span("xarchived keys kept long", "Archived keys kept long") is None, "longer than the text"
+    # A cut word at the start is widened to the whole word: in the middle, and at the text's start.
+    assert span("rchived data is kept for", note) == (6, 31)
+    assert span("rchived keys kept long", "Archived keys kept long") == (0, 23)
+    # …and at the end: one letter of the last word, and the word that ends the text.
+    assert span("keys are kept for 90 d", "Rotation keys are kept for 90 days") == (9, 34)
+    assert span("archived keys kept lon", "Archived keys kept long") == (0, 23)
