@@ -229,6 +229,11 @@ def html(
             )
     worst = regressed(cmp, top, include_heldout=include_heldout)
     parts.append(f"<h2>Most regressed questions ({worst.height} shown)</h2>")
+    if worst.height:
+        parts.append(
+            "<p class=meta>Worst first: the questions that lost most, not a sample of all of them — "
+            "the summary above is what changed on the whole.</p>"
+        )
     if not worst.height:
         parts.append("<p class=meta>No question regressed.</p>")
     for r in worst.iter_rows(named=True):
