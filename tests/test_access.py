@@ -91,7 +91,7 @@ def test_the_local_user_has_every_role() -> None:
             '[people]\n"example.com" = "viewer"\n',
             r"not an e-mail address; put a whole domain under \[domains\]",
         ),
-        ("[roles]\n", r"unknown table\(s\) roles"),
+        ("[roles]\n", r"unknown table roles;"),
         ("[budget]\nperson = -1\n", r"\[budget\] person = -1: a number of dollars a day"),
         ("[budget]\nmonthly = 3\n", r"\[budget\] has monthly"),
         ("[people\n", r"not valid TOML"),
