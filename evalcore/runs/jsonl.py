@@ -437,7 +437,7 @@ def _read_block(
     # from every line. Either way the frame must hold exactly the values the scan counted: a key
     # dropped or a value stringified shows as a difference, and the line-by-line reader takes over.
     def counted(df: pl.DataFrame | None) -> bool:
-        return df is not None and df.height == lines and _present(df) == (values, strings)
+        return df is not None and df.height == lines and present_counts(df) == (values, strings)
 
     if lifting:
         first = _read_lifted(buf, lift)  # type: ignore[arg-type]
@@ -621,12 +621,7 @@ def _scan(buf: np.ndarray, no_null: Sequence[str]) -> tuple[int, int, int] | Non
 
 def present_counts(df: pl.DataFrame) -> tuple[int, int]:
     """How many keys of the JSON the frame holds a value for, and how many of those are strings —
-    what :func:`scan_clean` counted, when the frame holds every value exactly."""
-    return _present(df)
-
-
-def _present(df: pl.DataFrame) -> tuple[int, int]:
-    """How many keys of the JSON the frame holds a value for, and how many of those are strings."""
+    what the scan counted (:func:`scan_clean`), when the frame holds every value exactly."""
     n = s = 0
     for col in df.get_columns():
         a, b = _present_in(col)

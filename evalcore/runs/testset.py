@@ -262,12 +262,12 @@ def _tables_fast(path: Path) -> dict[str, pl.DataFrame] | None:
     lifted = lift_object(np.frombuffer(data, dtype=np.uint8), "relevant")
     if lifted is None:
         return None
-    _, rest, rest_len, rows, pair_off, has_obj, n_pairs, keys, _, key_off, grades = lifted
+    _, rest, rest_len, rows, pair_off, _, n_pairs, keys, _, key_off, grades = lifted
     df = read_arrow(memoryview(rest[:rest_len]))
     if df is None or df.height != lines or rows != lines:
         return None
     try:
-        return _checked_tables(data, df, values, strings, pair_off, has_obj, n_pairs, keys, key_off, grades)
+        return _checked_tables(data, df, values, strings, pair_off, n_pairs, keys, key_off, grades)
     except (pl.exceptions.PolarsError, ValueError, TypeError):
         return None
 
@@ -288,7 +288,6 @@ def _checked_tables(
     values: int,
     strings: int,
     pair_off: object,
-    has_obj: object,
     n_pairs: int,
     keys: object,
     key_off: object,
