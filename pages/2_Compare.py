@@ -133,6 +133,8 @@ if "better" in moves:
         "**Significantly better:** " + md_escape(tables.describe_moves(moves["better"])),
         icon=":material/trending_up:",
     )
+if "moved" in moves:  # as Overview and the report say it
+    st.info("**Moved (no better direction):** " + md_escape(tables.describe_moves(moves["moved"])))
 st.plotly_chart(forest(cmp.summary), key="cmp_forest", config={"displayModeBar": False})
 st.download_button(
     "Download report (HTML)",

@@ -198,7 +198,9 @@ def cmd_report(args: argparse.Namespace) -> int:
             f"{args.out}: cannot write the report ({exc.strerror or exc}). Fix: pick a writable path"
         )
     shown = regressed(cmp, args.top, include_heldout=args.include_heldout).height
-    print(f"wrote {args.out} ({args.format}, {len(text.encode()) / 1e6:.1f} MB): {describe(cmp, shown)}")
+    size = len(text.encode())
+    shown_size = f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size / 1e3:.1f} kB"
+    print(f"wrote {args.out} ({args.format}, {shown_size}): {describe(cmp, shown)}")
     return EXIT_OK
 
 

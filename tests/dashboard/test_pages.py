@@ -999,3 +999,15 @@ def test_overview_leaves_judged_metrics_out_of_what_changed_when_the_judge_chang
     assert any("judged by different judges" in w.value for w in at.warning)
     worse = " ".join(e.value for e in at.error)
     assert "abstention" in worse and "faithfulness" not in worse, "a changed judge is not a changed system"
+
+
+def test_compare_names_a_rate_that_moved_as_overview_and_the_report_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A new user saw "Moved: no_answer" on Overview and in the report, and only a ★ in Compare's table."""
+    at = open_page(
+        monkeypatch, "pages/2_Compare.py", base="2026-11-02-hybrid-rerank", cand="2026-11-16-rerank-prompt-v2"
+    )
+    assert any(i.value.startswith("**Moved (no better direction):** no\\_answer") for i in at.info), [
+        i.value for i in at.info
+    ]

@@ -3,6 +3,8 @@ manager read "SUPPORTED claims whose quote is in the context / claims" and learn
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evalcore.metrics import metric_info
@@ -52,3 +54,14 @@ def test_the_report_reads_without_the_docs() -> None:
     )
     words = metric_info("faithfulness")
     assert f"<dt>faithfulness</dt><dd>{words.plain}<br><small>definition: " in gloss
+
+
+def test_the_report_command_gives_a_small_file_s_size_in_kilobytes(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A markdown report said "(markdown, 0.0 MB)" to a new user."""
+    from evalcore.cli import main
+
+    root = Path(__file__).resolve().parents[2] / "sample_runs"
+    out = tmp_path / "r.md"
+    args = [str(root / "2026-11-02-hybrid-rerank"), str(root / "2026-11-16-rerank-prompt-v2")]
+    assert main(["report", *args, "--format", "markdown", "--out", str(out)]) == 0
+    assert f"(markdown, {out.stat().st_size / 1e3:.1f} kB)" in capsys.readouterr().out
