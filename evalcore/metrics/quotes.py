@@ -214,7 +214,11 @@ def check_quotes(claims: pl.DataFrame, context: pl.DataFrame) -> pl.DataFrame:
         .agg(quote_chunk=pl.col("chunk_id").first())
         .with_columns(quote_match=pl.lit("exact"), _score=pl.lit(100.0))
     )
-    rest = pairs.join(exact.select("_claim"), on="_claim", how="anti")
+    # fuzzy_span's own first test, on whole columns: a quote too short for the fuzzy rule, or longer
+    # than the chunk, is never aligned (a run of ids without text has millions of such pairs).
+    rest = pairs.join(exact.select("_claim"), on="_claim", how="anti").filter(
+        pl.col("_q").str.len_chars().is_between(FUZZY_MIN_CHARS, pl.col("norm").str.len_chars())
+    )
     fuzzy_rows: dict[int, tuple[str, float]] = {}
     for claim, qq, chunk_id, norm in rest.select("_claim", "_q", "chunk_id", "norm").iter_rows():
         hit = fuzzy_span(qq, norm)

@@ -3,9 +3,9 @@
 Python's ``json`` silently accepts ``NaN``/``Infinity`` and keeps the last of two duplicate keys; both
 would turn into silently wrong numbers here, so both are rejected.
 
-Two paths, one contract: :func:`read_plain` reads a plainly valid file whole with polars (hundreds of
-MB/s) after one compiled scan for what polars cannot see (duplicate keys, forbidden nulls, blank
-lines); anything it is not sure of returns None, and :func:`iter_jsonl` + :func:`validate_line` read
+Two paths, one contract: :func:`read_plain_blocks` reads a plainly valid file with pyarrow or polars
+(hundreds of MB/s), a block of lines at a time, beside one compiled scan for what they cannot see
+(duplicate keys, forbidden nulls, blank lines); anything it is not sure of returns None, and :func:`iter_jsonl` + :func:`validate_line` read
 the file line by line to name the line and field of every problem.
 """
 
@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from evalcore.errors import Problems, short
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 class _DuplicateKeyError(ValueError):
@@ -322,22 +323,26 @@ def load_scanner_for(total_bytes: int, then: Callable[[], None] | None = None) -
 BLOCK = 256 << 20
 
 
-def read_plain(
-    path: Path, *, no_null: Sequence[str] = (), lift: str | None = None, block: int | None = None
-) -> pl.DataFrame | None:
-    """The whole file as one polars frame (a row per line, in order, every key a column), or None when
-    the file is not plainly valid JSON Lines: a byte order mark, a blank line, a key twice in one
-    object, an escaped key, ``null`` as the value of a key in ``no_null``, or anything polars refuses.
-    Types are inferred from every line, so a value of an unexpected type shows in the column's type
-    (the caller checks those).
+def read_plain_blocks(
+    path: Path,
+    convert: Callable[[pl.DataFrame, int], T | None],
+    *,
+    no_null: Sequence[str] = (),
+    lift: str | None = None,
+    block: int | None = None,
+) -> list[T] | None:
+    """Each block of whole lines of a plainly valid file (the whole file when it is at most ``block``
+    bytes, :data:`BLOCK`) read into a frame and handed at once to ``convert(frame, first_line)``, which keeps what it needs: the block's frame and its parse buffers are freed before
+    the next block is read, so a big file's peak memory is what ``convert`` keeps plus one block's
+    parse. None when a block is not plainly valid or ``convert`` refuses one (returns None).
+
+    Plainly valid: no byte order mark, no blank line, no key twice in one object, no escaped key, no
+    ``null`` as the value of a key in ``no_null``, nothing the JSON readers refuse. Types are inferred
+    per block, so a value of an unexpected type shows in the column's type (``convert`` checks those).
 
     ``lift`` names a top-level key whose value is a list of flat objects (a run's ``retrieved``
     chunks: most of its bytes) that the compiled scanner reads itself, once it is loaded
-    (:func:`_read_lifted`); a JSON reader then reads only the rest of each line.
-
-    A file over ``block`` bytes (:data:`BLOCK`) is read a block of whole lines at a time and the
-    blocks' frames joined — only when each column has one type in every block (a column that is all
-    null in one block takes the others' type); anything else is read whole, as before."""
+    (:func:`_read_lifted`); a JSON reader then reads only the rest of each line."""
     block = BLOCK if block is None else block
     try:
         size = path.stat().st_size
@@ -345,88 +350,83 @@ def read_plain(
         return None
     if size <= block:
         data = _plain_bytes(path)
-        return None if data is None else _read_block(data, path, no_null, lift)
+        df = None if data is None else _read_block(data, path, no_null, lift)
+        out = None if df is None else convert(df, 1)
+        return None if out is None else [out]
     if not scan_worth_it(path):
         return None
-    parts: list[pl.DataFrame] = []
+    parts: list[T] = []
     carry = b""
+    first_line = 1
     with path.open("rb") as fh:
         while True:
-            chunk = fh.read(block)
-            data = carry + chunk
-            if not data:
+            # Read straight into a fresh buffer after the previous block's unfinished line: no copy
+            # of a block's bytes (the frames keep no view of them).
+            buf = np.empty(len(carry) + block, np.uint8)  # not zeroed: every byte used is read
+            buf[: len(carry)] = np.frombuffer(carry, np.uint8)
+            got = fh.readinto(memoryview(buf)[len(carry) :])
+            end = len(carry) + got
+            if not end:
                 break
-            if not parts and data.startswith(b"\xef\xbb\xbf"):
+            if not parts and first_line == 1 and buf[:3].tobytes() == b"\xef\xbb\xbf":
                 return None
-
-            cut = data.rfind(b"\n") + 1 if chunk else len(data)
+            cut = _after_last_newline(buf, end) if got else end
             if cut == 0:  # one line longer than a block: take the next block too
-                carry = data
+                carry = buf[:end].tobytes()
                 continue
-            df = _read_block(data[:cut], None, no_null, lift)
-            if df is None:
-                parts = []
-                break
-            parts.append(df)
-            carry = data[cut:]
-            if not chunk:
-                break
-    joined = _joined(parts)
-    if joined is not None:
-        return joined
-    data = _plain_bytes(path)  # a block refused, or types that differ between blocks: read it whole
-    return None if data is None else _read_block(data, path, no_null, lift)
-
-
-def _joined(parts: list[pl.DataFrame]) -> pl.DataFrame | None:
-    """The blocks' frames as one, when their types agree up to all-null columns and struct fields a
-    block did not see; None otherwise (the caller reads the file whole)."""
-    if not parts:
-        return None
-    target: dict[str, Any] = {}
-    for df in parts:
-        for name, dtype in df.schema.items():
-            merged = _merge_dtype(target.get(name), dtype)
-            if merged is None:
+            view = memoryview(buf)[:cut]
+            df = _read_block(view, None, no_null, lift)
+            out = None if df is None else convert(df, first_line)
+            if out is None:
                 return None
-            target[name] = merged
-    try:
-        return pl.concat(parts, how="diagonal_relaxed", rechunk=False)
-    except _REFUSED:
-        return None
+            first_line += df.height
+            del df
+            parts.append(out)
+            carry = buf[cut:end].tobytes()
+            del view, buf
+            if not got:
+                break
+    return parts
 
 
-def _merge_dtype(a: Any, b: Any) -> Any:
-    """The type both blocks' values fit without a conversion (a null column, a struct field or a
-    list element type one block lacks), or None — never a number widened or turned into text."""
-    if a is None or a == pl.Null:
-        return b
-    if b == pl.Null or a == b:
-        return a
-    if isinstance(a, pl.List) and isinstance(b, pl.List):
-        inner = _merge_dtype(a.inner, b.inner)
-        return None if inner is None else pl.List(inner)
-    if isinstance(a, pl.Struct) and isinstance(b, pl.Struct):
-        fields = {f.name: f.dtype for f in a.fields}
-        for f in b.fields:
-            merged = _merge_dtype(fields.get(f.name), f.dtype)
-            if merged is None:
-                return None
-            fields[f.name] = merged
-        return pl.Struct(fields)
-    return None
+def _after_last_newline(buf: np.ndarray, end: int) -> int:
+    """1 + where the last newline of ``buf[:end]`` is, 0 if none: looked for a MB at a time from the end."""
+    hi = end
+    while hi > 0:
+        lo = max(0, hi - (1 << 20))
+        found = np.flatnonzero(buf[lo:hi] == 10)
+        if len(found):
+            return lo + int(found[-1]) + 1
+        hi = lo
+    return 0
+
+
+# A block at least this big is parsed by pyarrow on every core while the compiled scan checks it on
+# another thread (one big file); smaller ones, one thread each (a folder's files read side by side).
+THREADED_BLOCK = 32 << 20
 
 
 def _read_block(
-    data: bytes, path: Path | None, no_null: Sequence[str], lift: str | None
+    data: bytes | memoryview, path: Path | None, no_null: Sequence[str], lift: str | None
 ) -> pl.DataFrame | None:
-    """One block of whole lines (or the whole file) as a frame; see :func:`read_plain`."""
+    """One block of whole lines (or the whole file) as a frame; see :func:`read_plain_blocks`."""
     buf = np.frombuffer(data, dtype=np.uint8)
     # While the compiled code loads (numba, about a second once per process) a folder's first files
     # are parsed by pyarrow, then scanned; after that, scanned and lifted.
     lifting = lift is not None and _COMPILED.is_set()
-    first = None if lifting else _read_arrow(data)
-    counts = _scan(buf, no_null)
+    if len(data) >= THREADED_BLOCK:
+        # The scan (compiled, it releases the interpreter) runs beside pyarrow's parse on all cores;
+        # the scan checks UTF-8, so pyarrow need not, and its frame counts only when the scan is clean.
+        scanned: list[tuple[int, int, int] | None] = []
+        scan = threading.Thread(target=lambda: scanned.append(_scan(buf, no_null)), name="evalcore-scan")
+        scan.start()
+        first = _read_arrow(data, checked=False, threads=True)
+        scan.join()
+        counts = scanned[0] if scanned else None
+        lifting = False
+    else:
+        first = None if lifting else _read_arrow(data)
+        counts = _scan(buf, no_null)
     if counts is None:
         return None
     lines, values, strings = counts
@@ -571,12 +571,13 @@ def _read_arrow(
     import pyarrow.json as pj
 
     try:
-        if checked and isinstance(data, bytes):
-            data.decode("utf-8")  # pyarrow does not check (polars does): bad bytes go to the exact reader
+        if checked:
+            str(data, "utf-8")  # pyarrow does not check (polars does): bad bytes go to the exact reader
         # One thread per file where the caller reads several files at once (faster than threads
         # inside one); every core for one big file.
         table = pj.read_json(
-            pa.BufferReader(data), read_options=pj.ReadOptions(use_threads=threads, block_size=1 << 24)
+            pa.BufferReader(pa.py_buffer(data)),
+            read_options=pj.ReadOptions(use_threads=threads, block_size=1 << 24),
         )
     except _REFUSED:
         return None
@@ -586,7 +587,7 @@ def _read_arrow(
 
 def scan_clean(path: Path, no_null: Sequence[str] = ()) -> tuple[bytes, int, int, int] | None:
     """``(bytes, lines, values, strings)`` of a file the compiled scan finds plainly valid JSON Lines
-    (as :func:`read_plain` requires: no byte order mark, no blank line, no key twice, no escaped key,
+    (as :func:`read_plain_blocks` requires: no byte order mark, no blank line, no key twice, no escaped key,
     no ``null`` for a key in ``no_null``), or None. A reader that reads the bytes its own way checks
     its frame against ``values`` and ``strings`` with :func:`present_counts`."""
     data = _plain_bytes(path)
@@ -647,7 +648,7 @@ def _present_in(col: pl.Series) -> tuple[int, int]:
 def validate_plain(path: Path, model: type[M]) -> list[tuple[int, M]] | None:
     """Every line validated against ``model`` in one call to pydantic's compiled JSON validator (no
     Python dict per line), with its line number — or None when the file is not plainly valid (the
-    scan of :func:`read_plain` finds something, or any line fails), so that the line-by-line reader
+    scan of :func:`read_plain_blocks` finds something, or any line fails), so that the line-by-line reader
     names each problem."""
     from pydantic import TypeAdapter
 

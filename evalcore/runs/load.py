@@ -34,7 +34,7 @@ from evalcore.runs.jsonl import (
     iter_jsonl,
     load_scanner_for,
     loads_strict,
-    read_plain,
+    read_plain_blocks,
     validate_line,
 )
 from evalcore.runs.nested import frames_from_nested
@@ -132,6 +132,11 @@ def _hasher() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalcore-sha256")
 
 
+@functools.cache
+def _side() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalcore-testset")
+
+
 @functools.lru_cache(maxsize=1024)
 def _content_hash(path: Path, version: str) -> str:
     return content_sha256(path)
@@ -173,11 +178,18 @@ _NOT_NULL = ("qid", "retrieved", "external_scores", "chunk_id", "score", "claim"
 
 
 def _results_jsonl_fast(path: Path) -> dict[str, pl.DataFrame] | None:
-    """A plainly valid results.jsonl, read whole and checked vectorised (:mod:`evalcore.runs.nested`);
-    None sends it to the line-by-line reader, which names the line and field of each problem."""
-    df = read_plain(path, no_null=_NOT_NULL, lift="retrieved")
-    if df is None:
+    """A plainly valid results.jsonl, read and checked vectorised (:mod:`evalcore.runs.nested`) a
+    block of lines at a time, each block turned into the run's tables before the next is read; None
+    sends it to the line-by-line reader, which names the line and field of each problem."""
+    blocks = read_plain_blocks(path, _nested_block, no_null=_NOT_NULL, lift="retrieved")
+    if blocks is None:
         return None
+    if len(blocks) == 1:
+        return blocks[0]
+    return {name: pl.concat([b[name] for b in blocks], rechunk=False) for name in blocks[0]}
+
+
+def _nested_block(df: pl.DataFrame, first_line: int) -> dict[str, pl.DataFrame] | None:
     ext = df.schema.get("external_scores")
     if isinstance(ext, pl.Struct):
         # JSON holds external scores as an object {name: value}; the nested form is a list of
@@ -200,7 +212,7 @@ def _results_jsonl_fast(path: Path) -> dict[str, pl.DataFrame] | None:
         )
     elif ext is not None and ext != pl.Null:
         return None
-    return frames_from_nested(df)
+    return frames_from_nested(df, first_line)
 
 
 def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFrame] | None:
@@ -376,7 +388,15 @@ def _read_run_body(
             return None
         with _TESTSET_LOCK:  # runs load in threads; a shared test set is read once
             if ts_path not in testsets:
-                testsets[ts_path] = read_testset(ts_path, problems)
+                # A results file needs nothing of its test set: both are read at once (each
+                # waits on pyarrow's threads or compiled code that let go of the interpreter).
+                job = _side().submit(_read_testset_apart, ts_path)
+                own = Problems()
+                parsed = _read_results(folder, own)
+                testsets[ts_path], found = job.result()
+                problems.items.extend([*found.items, *own.items])
+                ts = testsets[ts_path]
+                return _assemble(folder, manifest, ts, parsed if ts is not None else None, problems, before)
             ts = testsets[ts_path]
     parsed = _read_results(folder, problems) if ts is not None else None
     return _assemble(folder, manifest, ts, parsed, problems, before)

@@ -50,6 +50,8 @@ _INT = (pl.Int64, pl.Int32, pl.Int16, pl.Int8, pl.UInt64, pl.UInt32, pl.UInt16, 
 
 
 def _fields(dtype: pl.DataType | type[pl.DataType]) -> dict[str, pl.DataType] | None:
+    if dtype == pl.Null:
+        return {}  # null in every row (a block of lines may hold no judge, say): no field
     if not isinstance(dtype, pl.Struct):
         return None
     return {f.name: f.dtype for f in dtype.fields}  # type: ignore[misc]
@@ -79,8 +81,9 @@ def _elements(lists: pl.Series) -> int:
     return int(lists.list.len().sum() or 0)
 
 
-def frames_from_nested(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
-    """The four long tables of a run, or None if any row needs the exact (slow) check."""
+def frames_from_nested(df: pl.DataFrame, first_line: int = 1) -> dict[str, pl.DataFrame] | None:
+    """The four long tables of a run, or None if any row needs the exact (slow) check. ``first_line``
+    is the line (or row) number of ``df``'s first row: a big file is converted a block at a time."""
     cols = df.schema
     if "qid" not in cols or not set(cols) <= _TOP or not _is(cols["qid"], pl.String):
         return None
@@ -121,7 +124,7 @@ def frames_from_nested(df: pl.DataFrame) -> dict[str, pl.DataFrame] | None:
         return None
 
     n = df.height
-    line = pl.int_range(1, n + 1, dtype=pl.Int64)
+    line = pl.int_range(first_line, first_line + n, dtype=pl.Int64)
 
     def get(c: str, dt: type[pl.DataType]) -> pl.Expr:
         return pl.col(c).cast(dt) if c in cols else pl.lit(None, dtype=dt)

@@ -7,6 +7,7 @@ import re
 import unicodedata
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -234,3 +235,25 @@ def test_the_fuzzy_rule_s_length_bounds_and_word_edges() -> None:
     # …and at the end: one letter of the last word, and the word that ends the text.
     assert span("keys are kept for 90 d", "Rotation keys are kept for 90 days") == (9, 34)
     assert span("archived keys kept lon", "Archived keys kept long") == (0, 23)
+
+
+@pytest.mark.parametrize(
+    ("quote", "text"),
+    [
+        # the quote as long as the chunk, one letter changed: the fuzzy rule's longest alignment
+        ("restores take twelve hours to startx", "restores take twelve hours to starts"),
+        # one character longer than the chunk: never aligned
+        ("restores take twelve hours to startsx", "restores take twelve hours to starts"),
+        # exactly the fuzzy rule's shortest quote, and one shorter
+        ("twelve hours to stax", "restores take twelve hours to start"),
+        ("welve hours to stax", "restores take twelve hours to start"),
+        # a chunk without text
+        ("restores take twelve hours to start", ""),
+    ],
+)
+def test_the_vectorised_check_finds_what_find_finds_at_the_length_bounds(quote: str, text: str) -> None:
+    m = find(quote, [text])
+    claims = pl.DataFrame({"qid": ["q"], "quote": [quote]})
+    context = pl.DataFrame({"qid": ["q"], "chunk_id": ["c"], "text": [text], "rank": [1]})
+    row = check_quotes(claims, context).row(0, named=True)
+    assert row["quote_match"] == (m.kind if m else None)

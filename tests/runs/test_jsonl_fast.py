@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import evalcore.runs.load as load
 from evalcore.errors import Problems
+from evalcore.runs.frames import check_records
 from helpers import SAMPLE
 
 
@@ -46,13 +47,13 @@ def test_small_files_are_read_line_by_line_until_the_scanner_is_loaded(
     import sys
 
     from evalcore.runs import jsonl
-    from evalcore.runs.jsonl import read_plain
+    from evalcore.runs.jsonl import read_plain_blocks
 
     path = sorted(SAMPLE.glob("*/results.jsonl"))[0]
     fast = load._results_jsonl_fast(path)
     monkeypatch.delitem(sys.modules, "evalcore.runs._scan")
     monkeypatch.setattr(jsonl, "_WANTED", threading.Event())
-    assert read_plain(path) is None, "small and the scanner not loaded: line by line"
+    assert read_plain_blocks(path, lambda df, _: df) is None, "small and the scanner not loaded: line by line"
     slow = load._read_results_jsonl(path, Problems())
     assert fast is not None and slow is not None
     assert all(fast[name].equals(slow[name]) for name in fast)
@@ -382,14 +383,14 @@ def test_a_score_of_minus_zero_keeps_the_sign_a_json_reader_gives_it(
     assert signs == np.signbit(slow["retrieved"]["score"].to_numpy()).tolist() == [False, True]
 
 
-def test_a_big_file_is_read_a_block_of_lines_at_a_time_to_the_same_frame(
+def test_a_big_file_is_read_a_block_of_lines_at_a_time_to_the_same_tables(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Peak memory: a 2.2 GB run read whole held its bytes, the scanner's buffers and pyarrow's copy
-    at once (9x its frames). Read in blocks, the blocks' frames join to the frame read whole — a
-    column null in one block (answer) and a struct field one block lacks (text) included — and a
-    number that is an integer in one block and a fraction in another is not silently widened: that
-    file is read whole."""
+    at once (9x its frames). Read a block at a time, each block turned into the run's tables before
+    the next is read, the tables equal those of the file read whole, line numbers included — though
+    the blocks' inferred types differ: a column null in one block (answer, judge), a struct field one
+    block lacks (text), a number whole in one block and a fraction in another (latency_ms)."""
     from evalcore.runs import jsonl
 
     path = tmp_path / "results.jsonl"
@@ -398,27 +399,33 @@ def test_a_big_file_is_read_a_block_of_lines_at_a_time_to_the_same_frame(
         chunk = {"chunk_id": f"c{i}", "score": 1.5}
         if i >= 150:
             chunk["text"] = f"text {i}"
-        rec = {"qid": f"q{i}", "retrieved": [chunk], "answer": None if i < 100 else f"a{i}"}
+        rec = {
+            "qid": f"q{i}",
+            "retrieved": [chunk],
+            "answer": None if i < 100 else f"a{i}",
+            "latency_ms": i if i < 150 else i + 0.5,
+            "judge": None if i < 120 else {"claims": [{"claim": "c", "verdict": "SUPPORTED"}]},
+        }
         lines.append(json.dumps(rec))
     path.write_text("\n".join(lines) + "\n")
-    whole = jsonl.read_plain(path)
-    joined: list[object] = []
-    real = jsonl._joined
-    monkeypatch.setattr(jsonl, "_joined", lambda parts: joined.append(len(parts)) or real(parts))
+    whole = load._results_jsonl_fast(path)
+    seen: list[int] = []
+    real = jsonl._read_block
+    monkeypatch.setattr(jsonl, "_read_block", lambda data, *a: seen.append(len(data)) or real(data, *a))
     monkeypatch.setattr(jsonl, "BLOCK", 4096)
-    blocks = jsonl.read_plain(path)
+    blocks = load._results_jsonl_fast(path)
     assert whole is not None and blocks is not None
-    assert joined and joined[0] > 3, "read in blocks"
-    assert blocks.equals(whole.select(blocks.columns)) and set(blocks.columns) == set(whole.columns)
-    assert load._results_jsonl_fast(path) is not None
+    assert len(seen) > 3 and max(seen) <= 4096 + 200, "read in blocks"
+    for name in whole:
+        assert blocks[name].equals(whole[name]), name
+    assert blocks["results"]["line"].to_list() == list(range(1, 301))
+    assert blocks["results"]["latency_ms"][299] == 299.5 and blocks["claims"].height == 180
 
-    mixed = tmp_path / "mixed.jsonl"
-    mixed.write_text(
-        "".join(
-            json.dumps({"qid": f"q{i}", "latency_ms": i if i < 150 else i + 0.5}) + "\n" for i in range(300)
-        )
-    )
-    assert jsonl._merge_dtype(jsonl.pl.Int64, jsonl.pl.Float64) is None
-    got = jsonl.read_plain(mixed)
-    assert got is not None and got["latency_ms"].dtype == jsonl.pl.Float64, "read whole, as before"
-    assert got["latency_ms"][0] == 0.0 and got["latency_ms"][299] == 299.5
+    # A problem in a later block is named with its line in the whole file.
+    lines[250] = lines[250].replace('"q250"', '"q3"')
+    path.write_text("\n".join(lines) + "\n")
+    problems = Problems()
+    frames = load._read_results_jsonl(path, problems)
+    assert frames is not None
+    check_records(path, frames, problems)
+    assert [(e.line, e.field) for e in problems.errors] == [(251, "qid")]
