@@ -364,7 +364,7 @@ def read_plain_blocks(
             # of a block's bytes (the frames keep no view of them).
             buf = np.empty(len(carry) + block, np.uint8)  # not zeroed: every byte used is read
             buf[: len(carry)] = np.frombuffer(carry, np.uint8)
-            got = fh.readinto(memoryview(buf)[len(carry) :])
+            got = fh.readinto(buf.data[len(carry) :])
             end = len(carry) + got
             if not end:
                 break
@@ -374,10 +374,10 @@ def read_plain_blocks(
             if cut == 0:  # one line longer than a block: take the next block too
                 carry = buf[:end].tobytes()
                 continue
-            view = memoryview(buf)[:cut]
+            view = buf.data[:cut]
             df = _read_block(view, None, no_null, lift)
             out = None if df is None else convert(df, first_line)
-            if out is None:
+            if df is None or out is None:
                 return None
             first_line += df.height
             del df
