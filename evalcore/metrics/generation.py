@@ -45,8 +45,11 @@ def generation_scores(
     """Per-question generation measures (null where a measure does not apply). Quotes are checked
     against the top ``context_k`` retrieved chunks (all of them when None)."""
     if claims.height:
-        # Only the questions with claims need their context ranked.
+        # Only the questions with claims need their context ranked; a run whose chunks carry no text
+        # (ids and scores only) has no context a quote could be found in.
         quoted = retrieved.join(claims.select("qid").unique(), on="qid", how="semi")
+        if quoted["text"].null_count() == quoted.height:
+            quoted = quoted.clear()
         checked = check_quotes(claims, context_chunks(quoted, context_k))
         per_q = checked.group_by("qid").agg(
             supported=((pl.col("verdict") == "SUPPORTED") & pl.col("quote_found")).sum(),

@@ -199,8 +199,11 @@ def check_quotes(claims: pl.DataFrame, context: pl.DataFrame) -> pl.DataFrame:
     q = quoted.select("_claim", "qid", _q=fold_quotes(quoted["quote"])).filter(
         pl.col("_q").str.len_chars() > 0
     )
-    mine = context.join(q.select("qid").unique(), on="qid", how="semi").select(
-        "qid", "chunk_id", "text", "rank"
+    # A chunk without text holds no quote: it never joins a claim (a run of ids has millions).
+    mine = (
+        context.join(q.select("qid").unique(), on="qid", how="semi")
+        .select("qid", "chunk_id", "text", "rank")
+        .filter(pl.col("text").cast(pl.String).str.len_bytes() > 0)
     )
     # A chunk is retrieved for many questions: fold each distinct text once.
     distinct = mine.select("text").unique().drop_nulls()

@@ -17,7 +17,7 @@ from evalcore.metrics.quotes import check_quotes, find, fold, fold_series, span
 VAULT = 'Backups in the "Vault" tier are kept for 90 days, then deleted.'
 
 
-def _faithfulness(quote: str, texts: list[str], *, context_k: int | None = None) -> dict:
+def _faithfulness(quote: str, texts: list[str | None], *, context_k: int | None = None) -> dict:
     n = len(texts)
     results = pl.DataFrame(
         {"qid": ["q"], "n_claims": [1], "correctness": [None], "relevance": [None], "abstained": [False]},
@@ -43,6 +43,18 @@ def test_faithfulness_and_highlighting_agree_on_quote_marks() -> None:
     m = span(VAULT, quote)
     assert m is not None and m.kind == "exact"
     assert VAULT[m.start : m.end] == 'the "Vault" tier are kept'
+
+
+def test_a_quote_is_found_only_in_chunks_that_carry_text() -> None:
+    """A run of chunk ids and scores (no text) has no context a quote could be in: every SUPPORTED
+    claim is unverified; one chunk with text among textless ones is still searched, past the rank
+    cut of the textless ones."""
+    none = _faithfulness("kept for 90 days", [None, None])
+    assert (none["faithfulness"], none["unverified_quotes"]) == (0.0, 1)
+    some = _faithfulness("kept for 90 days", [None, "", "Snapshots are kept for 90 days."])
+    assert (some["faithfulness"], some["unverified_quotes"]) == (1.0, 0)
+    cut = _faithfulness("kept for 90 days", [None, "", "Snapshots are kept for 90 days."], context_k=2)
+    assert cut["faithfulness"] == 0.0, "the third chunk was not given to the generator"
 
 
 def test_a_quote_is_never_found_across_the_border_of_two_chunks() -> None:
