@@ -604,34 +604,57 @@ def first_repeat(start: np.ndarray, end: np.ndarray, c: np.ndarray, n_codes: int
 def first_codes(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A code per row from 64-bit hashes ``h``: equal hashes get one code, numbered in the order of
     their first row, and ``first`` marks that row — so the values at the marked rows, in row order,
-    are the values of codes 0, 1, 2… One pass over an open-addressing table, no sort."""
+    are the values of codes 0, 1, 2… One pass over an open-addressing table, no sort. The table
+    holds each distinct hash beside its code and grows with them (kept at most half full), so it
+    stays small enough to sit in cache when 20,000,000 rows hold 3,000,000 distinct values."""
     n = h.shape[0]
-    size = 2
-    while size < 2 * n:
-        size *= 2
-    mask = np.uint64(size - 1)
-    slot_row = np.zeros(size, np.int64)  # 1 + the first row of the slot's hash; 0: empty
-    slot_code = np.zeros(size, np.uint32)
+    size = 16
+    slot_hash = np.zeros(size, np.uint64)
+    slot_code = np.full(size, np.uint32(0xFFFFFFFF))  # all ones: empty (codes stay below n < 2**32)
     code = np.empty(n, np.uint32)
     first = np.zeros(n, np.bool_)
+    empty = np.uint32(0xFFFFFFFF)
     k = 0
     for i in range(n):
         x = h[i]
+        mask = np.uint64(size - 1)
         j = np.int64((x ^ (x >> np.uint64(32))) & mask)
         while True:
-            r = slot_row[j]
-            if r == 0:
-                slot_row[j] = i + 1
+            c = slot_code[j]
+            if c == empty:
+                slot_hash[j] = x
                 slot_code[j] = k
                 code[i] = k
                 first[i] = True
                 k += 1
+                if 2 * k > size:
+                    slot_hash, slot_code = _grown(slot_hash, slot_code, size * 2)
+                    size *= 2
                 break
-            if h[r - 1] == x:
-                code[i] = slot_code[j]
+            if slot_hash[j] == x:
+                code[i] = c
                 break
             j = (j + 1) & (size - 1)
     return code, first
+
+
+@njit(cache=True, nogil=True)
+def _grown(slot_hash: np.ndarray, slot_code: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`first_codes`' table moved into one of ``size`` slots."""
+    empty = np.uint32(0xFFFFFFFF)
+    new_hash = np.zeros(size, np.uint64)
+    new_code = np.full(size, empty)
+    mask = np.uint64(size - 1)
+    for j in range(slot_code.shape[0]):
+        if slot_code[j] == empty:
+            continue
+        x = slot_hash[j]
+        t = np.int64((x ^ (x >> np.uint64(32))) & mask)
+        while new_code[t] != empty:
+            t = (t + 1) & (size - 1)
+        new_hash[t] = x
+        new_code[t] = slot_code[j]
+    return new_hash, new_code
 
 
 @njit(cache=True, nogil=True)

@@ -219,7 +219,11 @@ def _hashed_codes(cols: tuple[pl.Series, ...], k: ModuleType) -> tuple[list[np.n
         return [np.zeros(0, np.uint32) for _ in cols], allv
     code, first = k.first_codes(allv.hash(seed=0).to_numpy())
     names = allv.filter(pl.Series(first))
-    if not (allv == names.gather(pl.Series(code))).all():
+    # Two values sharing a hash would share a code: each row's hash under a second seed must equal
+    # its code's (two different strings alike under both seeds: about 1 in 2**128). Comparing the
+    # strings themselves took 4.8 s of 20,000,000 chunk ids.
+    again = allv.hash(seed=1).to_numpy()
+    if not np.array_equal(again, again[first][code]):
         return None
     bounds = np.cumsum([0, *(c.len() for c in cols)])
     return [code[a:b] for a, b in itertools.pairwise(bounds)], names

@@ -65,11 +65,17 @@ def test_ties_after_the_first_question_are_broken_by_chunk_id_too() -> None:
 
 
 def test_two_chunk_ids_sharing_a_hash_are_still_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Chunk ids are coded by their 64-bit hash and every value is checked against its code's
-    # string; with every hash equal (a collision) the codes must still be right.
+    # Chunk ids are coded by their 64-bit hash and every row is checked against its code's hash
+    # under a second seed; with every hash of the first seed equal (a collision) the codes must
+    # still be right.
     r, q = frames({"q": [("a", 3.0), ("b", 2.0), ("c", 1.0)]}, {"q": {"b": 1}})
     expected = evaluate(r, q, ["RR", "P@1"]).row(0, named=True)
-    monkeypatch.setattr(pl.Series, "hash", lambda self, seed=0: pl.Series([7] * self.len(), dtype=pl.UInt64))
+    real = pl.Series.hash
+
+    def colliding(self: pl.Series, seed: int = 0) -> pl.Series:
+        return pl.Series([7] * self.len(), dtype=pl.UInt64) if seed == 0 else real(self, seed)
+
+    monkeypatch.setattr(pl.Series, "hash", colliding)
     assert evaluate(r, q, ["RR", "P@1"]).row(0, named=True) == expected == {"qid": "q", "RR": 0.5, "P@1": 0.0}
 
 
@@ -309,3 +315,19 @@ def test_codes_from_hashes_number_values_by_first_row_and_probe_past_taken_slots
     code, first = kernel().first_codes(h)
     assert code.tolist() == [0, 1, 2, 0, 3, 1, 2]
     assert first.tolist() == [True, True, True, False, True, False, False]
+
+
+def test_codes_from_hashes_stay_right_as_the_table_grows() -> None:
+    # 5,000 distinct hashes over 50,000 rows (the table starts at 16 slots and doubles past half
+    # full): codes by first row, as numpy's inverse in that order.
+    rng = np.random.default_rng(3)
+    distinct = np.unique(rng.integers(0, 2**63, 5_000, dtype=np.int64)).astype(np.uint64)
+    distinct[:500] = (distinct[:500] >> np.uint64(40)) << np.uint64(40)  # alike in their low bits
+    h = rng.choice(distinct, 50_000)
+    code, first = kernel().first_codes(h)
+    _, at, inverse = np.unique(h, return_index=True, return_inverse=True)
+    order = np.argsort(at)  # distinct values in the order of their first row
+    expected = np.empty_like(order)
+    expected[order] = np.arange(order.size)
+    assert code.tolist() == expected[inverse].tolist()
+    assert np.flatnonzero(first).tolist() == sorted(at.tolist())
