@@ -35,12 +35,42 @@ from evalcore.metrics.measures import Measure, parse_measures
 
 
 def rank(retrieved: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
-    """Order each question's chunks trec_eval's way and number them from 1 (``rank`` column)."""
+    """Order each question's chunks trec_eval's way (score descending, then chunk id descending) and
+    number them from 1 (``rank`` column). Rows of one question come together in that order; the
+    questions come by qid — or, for a frame already in that order (one block of rows per question,
+    as run files list them), as they are: checked in one pass instead of sorting 20,000,000 rows."""
+    if isinstance(retrieved, pl.DataFrame) and retrieved.height:
+        ordered = _in_trec_order(retrieved)
+        if ordered is not None:
+            return retrieved.lazy().with_columns(rank=pl.Series(ordered))
     return (
         retrieved.lazy()
         .sort(["qid", "score", "chunk_id"], descending=[False, True, True])
         .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("qid"))
     )
+
+
+def _in_trec_order(df: pl.DataFrame) -> np.ndarray | None:
+    """Each row's rank when every question's rows form one block already in trec_eval's order
+    (strictly: a tie of score with chunk ids descending), else None."""
+    q, score, chunk = pl.col("qid"), pl.col("score"), pl.col("chunk_id")
+    same = q == q.shift(1)
+    checked = df.select(
+        first=~same.fill_null(False),
+        ok=(
+            ~same.fill_null(False)
+            | (score < score.shift(1))
+            | ((score == score.shift(1)) & (chunk < chunk.shift(1)))
+        ).all(),
+    )
+    if not checked["ok"][0]:
+        return None
+    first = checked["first"].to_numpy()
+    starts = np.flatnonzero(first)
+    if df["qid"].gather(pl.Series(starts)).n_unique() != starts.size:
+        return None  # a question's rows in two blocks
+    at = np.arange(df.height, dtype=np.int64)
+    return (at - np.maximum.accumulate(np.where(first, at, 0)) + 1).astype(np.int32)
 
 
 def _as_measures(measures: Iterable[Measure | str]) -> list[Measure]:

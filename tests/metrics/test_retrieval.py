@@ -331,3 +331,36 @@ def test_codes_from_hashes_stay_right_as_the_table_grows() -> None:
     expected[order] = np.arange(order.size)
     assert code.tolist() == expected[inverse].tolist()
     assert np.flatnonzero(first).tolist() == sorted(at.tolist())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["q1", "q2", "q3"]), st.sampled_from("abcdef"), st.sampled_from([0.5, 1.0, 2.0])
+        ),
+        min_size=1,
+        max_size=30,
+        unique_by=lambda t: (t[0], t[1]),
+    ),
+    st.booleans(),
+)
+def test_rank_of_a_frame_already_in_order_is_the_rank_of_the_sorted_frame(
+    rows: list[tuple[str, str, float]], presort: bool
+) -> None:
+    """rank() skips sorting a frame whose questions are blocks already in trec_eval's order: the
+    ranks must be those of sorting it — with ties of score (chunk id descending), a tie in the wrong
+    order, and a question whose rows are split in two blocks."""
+    from evalcore.metrics.retrieval import rank
+
+    df = pl.DataFrame(rows, schema=["qid", "chunk_id", "score"], orient="row")
+    if presort:  # questions in blocks in trec order, questions in no particular order
+        df = df.sort(["qid", "score", "chunk_id"], descending=[True, True, True])
+    got = rank(df).collect()
+    want = (
+        df.lazy()
+        .sort(["qid", "score", "chunk_id"], descending=[False, True, True])
+        .with_columns(rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("qid"))
+        .collect()
+    )
+    assert got.sort("qid", "rank").equals(want)
