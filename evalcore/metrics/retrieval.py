@@ -53,24 +53,26 @@ def rank(retrieved: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
 def _in_trec_order(df: pl.DataFrame) -> np.ndarray | None:
     """Each row's rank when every question's rows form one block already in trec_eval's order
     (strictly: a tie of score with chunk ids descending), else None."""
-    q, score, chunk = pl.col("qid"), pl.col("score"), pl.col("chunk_id")
-    same = q == q.shift(1)
+    q, score = pl.col("qid"), pl.col("score")
     checked = df.select(
-        first=~same.fill_null(False),
-        ok=(
-            ~same.fill_null(False)
-            | (score < score.shift(1))
-            | ((score == score.shift(1)) & (chunk < chunk.shift(1)))
-        ).all(),
+        first=(q != q.shift(1)).fill_null(True), below=(score < score.shift(1)).fill_null(True)
     )
-    if not checked["ok"][0]:
-        return None
     first = checked["first"].to_numpy()
+    # Rows that neither start a question nor score below the row before: ties (or out of order),
+    # which must hold chunk ids descending; the string comparison runs on those rows only.
+    tied = np.flatnonzero(~(first | checked["below"].to_numpy()))
+    if tied.size:
+        here, before = pl.Series(tied), pl.Series(tied - 1)
+        s, c = df["score"], df["chunk_id"]
+        if not ((s.gather(here) == s.gather(before)) & (c.gather(here) < c.gather(before))).all():
+            return None
     starts = np.flatnonzero(first)
     if df["qid"].gather(pl.Series(starts)).n_unique() != starts.size:
         return None  # a question's rows in two blocks
-    at = np.arange(df.height, dtype=np.int64)
-    return (at - np.maximum.accumulate(np.where(first, at, 0)) + 1).astype(np.int32)
+    lengths = np.diff(np.append(starts, df.height))
+    return (np.arange(df.height, dtype=np.int32) - np.repeat(starts.astype(np.int32), lengths) + 1).astype(
+        np.int32, copy=False
+    )
 
 
 def _as_measures(measures: Iterable[Measure | str]) -> list[Measure]:
