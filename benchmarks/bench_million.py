@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 from bench_dashboard import generate  # noqa: E402
 
 STEP = r"""
-import json, resource, sys, time
+import json, os, sys, time
 t0 = time.perf_counter()
 from evalcore import load_runs, score_run, compare
 from evalcore.cache import flush_writes
@@ -54,14 +54,17 @@ if what == "compare":
     out["compare"] = time.perf_counter() - t2
     out["pairs"] = cmp.n_pairs if hasattr(cmp, "n_pairs") else None
 flush_writes()
-out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# This process's own peak (VmHWM): ru_maxrss keeps the benchmark's own peak across fork and exec.
+sys.path.insert(0, sys.argv[3])
+from bench_dashboard import peak_rss_mb
+out["peak_mb"] = peak_rss_mb(os.getpid())
 print(json.dumps(out))
 """
 
 
 def step(folder: Path, what: str, env: dict[str, str]) -> dict[str, float]:
     got = subprocess.run(
-        [sys.executable, "-c", STEP, str(folder), what], env=env, check=True, capture_output=True, text=True
+        [sys.executable, "-c", STEP, str(folder), what, str(HERE)], env=env, check=True, capture_output=True, text=True
     )
     return json.loads(got.stdout.strip().splitlines()[-1])
 

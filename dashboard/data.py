@@ -7,6 +7,7 @@ not copied); small derived tables with ``cache_data``. Long texts never enter th
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -324,19 +325,22 @@ def judge_estimate(folder: str, run_id: str, qids: list[str], key: Key, like: st
     """What re-judging these questions would cost (with the judge of run ``like``, if named);
     drawn on every rerun of a page, so kept until a rerun adds verdicts to the store (which changes
     what the cache holds)."""
-    return _estimate(folder, run_id, tuple(qids), key, like, store().newest_revision_id())
+    # The questions are keyed by one digest: Streamlit hashing the list itself took 3 s a rerun
+    # when Compare offers a million questions.
+    digest = hashlib.blake2b("\n".join(qids).encode(), digest_size=16).hexdigest()
+    return _estimate(folder, run_id, digest, key, like, store().newest_revision_id(), _qids=qids)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _estimate(
-    folder: str, run_id: str, qids: tuple[str, ...], key: Key, like: str | None, stamp: int
+    folder: str, run_id: str, digest: str, key: Key, like: str | None, stamp: int, *, _qids: list[str]
 ) -> Estimate:
     from evalcore.judge import estimate, items_for
 
     # One question (the Question page): its line of the file is enough.
-    one = question_runs(folder, [run_id], qids[0], key).get(run_id) if len(qids) == 1 else None
+    one = question_runs(folder, [run_id], _qids[0], key).get(run_id) if len(_qids) == 1 else None
     run = one or load_run_cached(folder, run_id, key)
-    return estimate(items_for(run, qids), _config(folder, key, like), store())
+    return estimate(items_for(run, _qids), _config(folder, key, like), store())
 
 
 def judge_like(folder: str, run_id: str, key: Key) -> str | None:

@@ -216,7 +216,8 @@ st.caption(f"{count(view.height, 'question')}, worst regression first. Select a 
 open_qid = st.session_state.get("cmp_qid")
 all_qids = view["qid"]
 at = all_qids.index_of(open_qid) if open_qid is not None else None
-page = paged(view, "cmp_page", show=at)  # a million questions stay on the server, a page at a time
+# A million questions stay on the server, a page at a time, written out as shown.
+page = tables.compare_page(paged(view, "cmp_page", show=at))
 shown_qids = page["qid"].to_list()
 if open_qid in shown_qids:
     want = [shown_qids.index(open_qid)]
