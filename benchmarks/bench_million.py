@@ -64,7 +64,11 @@ print(json.dumps(out))
 
 def step(folder: Path, what: str, env: dict[str, str]) -> dict[str, float]:
     got = subprocess.run(
-        [sys.executable, "-c", STEP, str(folder), what, str(HERE)], env=env, check=True, capture_output=True, text=True
+        [sys.executable, "-c", STEP, str(folder), what, str(HERE)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(got.stdout.strip().splitlines()[-1])
 
@@ -122,9 +126,7 @@ def main() -> None:
             subprocess.run(
                 ["evalcore", "metrics", str(one / "run-01")], env=env, check=True, capture_output=True
             )
-            rows.append(
-                (f"evalcore metrics RUN ({name}), again", time.perf_counter() - t0, "target < 10 s")
-            )
+            rows.append((f"evalcore metrics RUN ({name}), again", time.perf_counter() - t0, "target < 10 s"))
             print(rows[-1], flush=True)
         shutil.rmtree(cache, ignore_errors=True)
         got = step(data, "compare", env)

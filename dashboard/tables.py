@@ -407,7 +407,9 @@ def compare_page(page: pl.DataFrame) -> pl.DataFrame:
     """A page of :func:`compare_questions` as the table shows it: each headline delta signed to 3
     places, '–' where the metric does not apply. Only the page is written out: formatting a million
     rows' deltas took seconds on every rerun."""
-    return page.with_columns([_delta_text(c) for c in page.columns if c.endswith("_delta") and c != "worst_delta"])
+    return page.with_columns(
+        [_delta_text(c) for c in page.columns if c.endswith("_delta") and c != "worst_delta"]
+    )
 
 
 def question_metrics(cmp: Comparison, row: dict[str, Any]) -> pl.DataFrame:
@@ -495,6 +497,18 @@ def history_table(history: pl.DataFrame) -> pl.DataFrame:
 def case_row(cases: pl.DataFrame, qid: str) -> dict[str, Any]:
     """One test case as a dict (the caller knows the qid exists)."""
     return cases.filter(pl.col("qid") == qid).row(0, named=True)
+
+
+def tag_choices(tags: pl.DataFrame) -> list[str]:
+    """The ``tag:value`` choices of a question filter, sorted: every tag value of the test set but
+    the built-in flags the filter has its own controls for (one pass over a million rows of tags)."""
+    return (
+        tags.filter(~pl.col("tag").is_in(["split", "answerable", "must_pass"]))
+        .select(pl.format("{}:{}", "tag", "value").alias("choice"))
+        .unique()
+        .sort("choice")["choice"]
+        .to_list()
+    )
 
 
 def tag_pair(value: str | None) -> tuple[str, str] | None:

@@ -176,13 +176,7 @@ st.dataframe(
 st.subheader("Questions")
 f1, f2, f3, f4, f5 = st.columns([3, 3, 2, 2, 2])
 status = f1.multiselect("Status", list(tables.STATUSES), key="cmp_status")
-tag_values = sorted(
-    {
-        f"{t}:{v}"
-        for t, v in runs[base].testset.tags.select("tag", "value").iter_rows()
-        if t not in ("split", "answerable", "must_pass")
-    }
-)
+tag_values = tables.tag_choices(runs[base].testset.tags)
 tag = f2.selectbox("Tag", [None, *tag_values], key="cmp_tag", format_func=lambda v: "any" if v is None else v)
 answerable = f3.selectbox(
     "Answerable", [None, "yes", "no"], key="cmp_ans", format_func=lambda v: "all" if v is None else v

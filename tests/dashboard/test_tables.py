@@ -57,3 +57,14 @@ def test_compare_questions_never_shows_none() -> None:
     assert view.select(pl.any_horizontal(pl.col(deltas).is_null())).to_series().sum() == 0
     assert "–" in view["abstention_delta"].to_list(), "an answerable question has no abstention delta"
     assert view["diagnosis"].null_count() == 0
+
+
+def test_the_tag_filter_offers_each_tag_value_once_without_the_built_in_flags() -> None:
+    tags = pl.DataFrame(
+        {
+            "qid": ["a", "a", "b", "b", "c"],
+            "tag": ["topic", "split", "topic", "lang", "topic"],
+            "value": ["x", "dev", "y", "de", "x"],
+        }
+    )
+    assert tables.tag_choices(tags) == ["lang:de", "topic:x", "topic:y"]
