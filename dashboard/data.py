@@ -8,6 +8,7 @@ not copied); small derived tables with ``cache_data``. Long texts never enter th
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -327,8 +328,13 @@ def judge_estimate(folder: str, run_id: str, qids: list[str], key: Key, like: st
     what the cache holds)."""
     # The questions are keyed by one digest: Streamlit hashing the list itself took 3 s a rerun
     # when Compare offers a million questions.
-    digest = hashlib.blake2b("\n".join(qids).encode(), digest_size=16).hexdigest()
-    return _estimate(folder, run_id, digest, key, like, store().newest_revision_id(), _qids=qids)
+    return _estimate(folder, run_id, qids_digest(qids), key, like, store().newest_revision_id(), _qids=qids)
+
+
+def qids_digest(qids: list[str]) -> str:
+    """One short key for a list of questions, in order (JSON: no two lists write alike, whatever
+    characters the qids hold)."""
+    return hashlib.blake2b(json.dumps(qids).encode(), digest_size=16).hexdigest()
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -53,6 +53,8 @@ def rank(retrieved: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
 def _in_trec_order(df: pl.DataFrame) -> np.ndarray | None:
     """Each row's rank when every question's rows form one block already in trec_eval's order
     (strictly: a tie of score with chunk ids descending), else None."""
+    if df["score"].null_count():
+        return None  # the sort puts null scores first
     q, score = pl.col("qid"), pl.col("score")
     checked = df.select(
         first=(q != q.shift(1)).fill_null(True), below=(score < score.shift(1)).fill_null(True)

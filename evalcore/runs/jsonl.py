@@ -355,6 +355,20 @@ def read_plain_blocks(
         return None if out is None else [out]
     if not scan_worth_it(path):
         return None
+    try:
+        parts = _blocks(path, convert, no_null, lift, block)
+    except OSError:  # the file went away or was cut short while it was read
+        return None
+    return parts or None  # nothing read: the file was emptied after its size was taken
+
+
+def _blocks(
+    path: Path,
+    convert: Callable[[pl.DataFrame, int], T | None],
+    no_null: Sequence[str],
+    lift: str | None,
+    block: int,
+) -> list[T] | None:
     parts: list[T] = []
     carry = b""
     first_line = 1

@@ -81,6 +81,12 @@ def _elements(lists: pl.Series) -> int:
     return int(lists.list.len().sum() or 0)
 
 
+def _null_elements(lists: pl.Series) -> bool:
+    """Whether a list column typed List(Null) (or Null) holds any element: each a null."""
+    dtype = lists.dtype
+    return isinstance(dtype, pl.List) and dtype.inner == pl.Null and _elements(lists) > 0
+
+
 def frames_from_nested(df: pl.DataFrame, first_line: int = 1) -> dict[str, pl.DataFrame] | None:
     """The four long tables of a run, or None if any row needs the exact (slow) check. ``first_line``
     is the line (or row) number of ``df``'s first row: a big file is converted a block at a time."""
@@ -121,6 +127,14 @@ def frames_from_nested(df: pl.DataFrame, first_line: int = 1) -> dict[str, pl.Da
         else {}
     )
     if ext_f is None:
+        return None
+
+    # A list of nulls only (``[null]``) is typed List(Null), which reads as empty lists: the record
+    # model refuses a null element, so the exact reader names it.
+    lists = [df[c] for c in ("retrieved", "external_scores") if c in cols]
+    if "claims" in judge_f:
+        lists.append(df["judge"].struct.field("claims"))
+    if any(_null_elements(s) for s in lists):
         return None
 
     n = df.height

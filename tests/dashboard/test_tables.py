@@ -68,3 +68,10 @@ def test_the_tag_filter_offers_each_tag_value_once_without_the_built_in_flags() 
         }
     )
     assert tables.tag_choices(tags) == ["lang:de", "topic:x", "topic:y"]
+
+
+def test_a_re_judge_estimate_is_kept_under_a_key_no_other_list_of_questions_shares() -> None:
+    from dashboard.data import qids_digest
+
+    assert qids_digest(["a\nb"]) != qids_digest(["a", "b"]) != qids_digest(["b", "a"])
+    assert qids_digest(["a", "b"]) == qids_digest(["a", "b"])

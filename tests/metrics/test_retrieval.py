@@ -337,7 +337,9 @@ def test_codes_from_hashes_stay_right_as_the_table_grows() -> None:
 @given(
     st.lists(
         st.tuples(
-            st.sampled_from(["q1", "q2", "q3"]), st.sampled_from("abcdef"), st.sampled_from([0.5, 1.0, 2.0])
+            st.sampled_from(["q1", "q2", "q3"]),
+            st.sampled_from("abcdef"),
+            st.sampled_from([0.5, 1.0, 2.0, None]),
         ),
         min_size=1,
         max_size=30,
@@ -350,10 +352,12 @@ def test_rank_of_a_frame_already_in_order_is_the_rank_of_the_sorted_frame(
 ) -> None:
     """rank() skips sorting a frame whose questions are blocks already in trec_eval's order: the
     ranks must be those of sorting it — with ties of score (chunk id descending), a tie in the wrong
-    order, and a question whose rows are split in two blocks."""
+    order, a question whose rows are split in two blocks, and a null score (the sort puts it first)."""
     from evalcore.metrics.retrieval import rank
 
-    df = pl.DataFrame(rows, schema=["qid", "chunk_id", "score"], orient="row")
+    df = pl.DataFrame(
+        rows, schema={"qid": pl.String, "chunk_id": pl.String, "score": pl.Float64}, orient="row"
+    )
     if presort:  # questions in blocks in trec order, questions in no particular order
         df = df.sort(["qid", "score", "chunk_id"], descending=[True, True, True])
     got = rank(df).collect()

@@ -429,3 +429,33 @@ def test_a_big_file_is_read_a_block_of_lines_at_a_time_to_the_same_tables(
     assert frames is not None
     check_records(path, frames, problems)
     assert [(e.line, e.field) for e in problems.errors] == [(251, "qid")]
+
+
+def test_a_list_of_nulls_is_named_by_the_exact_reader_not_read_as_empty(tmp_path: Path) -> None:
+    """``[null]`` is typed List(Null), which reads as empty lists; the record model refuses a null
+    element, so the fast path must hand such a file (or block) to the exact reader."""
+    for line in ('{"qid":"q1","judge":{"claims":[null]}}', '{"qid":"q1","retrieved":[null]}'):
+        path = tmp_path / "results.jsonl"
+        path.write_text(line + "\n")
+        assert load._results_jsonl_fast(path) is None, line
+        problems = Problems()
+        assert load._read_results_jsonl(path, problems) is None
+        assert [e.line for e in problems.errors] == [1], line
+
+
+def test_a_file_emptied_after_its_size_was_taken_is_no_crash(tmp_path: Path) -> None:
+    """The size says "read in blocks", the read finds nothing (the file was rewritten meanwhile):
+    no tables, and the caller's exact reader says what it finds."""
+    import os
+
+    from evalcore.runs import jsonl
+
+    class Shrunk(type(tmp_path)):  # type: ignore[misc]
+        def stat(self, **kw):  # type: ignore[no-untyped-def]
+            real = os.stat(self)
+            return os.stat_result((real.st_mode, *real[1:6], 10**9, *real[7:]))
+
+    path = tmp_path / "results.jsonl"
+    path.write_text("")
+    assert jsonl.read_plain_blocks(Shrunk(path), lambda df, _: df) is None
+    assert jsonl.read_plain_blocks(Shrunk(tmp_path / "gone.jsonl"), lambda df, _: df) is None
