@@ -5,8 +5,9 @@ would turn into silently wrong numbers here, so both are rejected.
 
 Two paths, one contract: :func:`read_plain_blocks` reads a plainly valid file with pyarrow or polars
 (hundreds of MB/s), a block of lines at a time, beside one compiled scan for what they cannot see
-(duplicate keys, forbidden nulls, blank lines); anything it is not sure of returns None, and :func:`iter_jsonl` + :func:`validate_line` read
-the file line by line to name the line and field of every problem.
+(duplicate keys, forbidden nulls, blank lines); anything it is not sure of returns None, and
+:func:`iter_jsonl` + :func:`validate_line` read the file line by line to name the line and field of
+every problem.
 """
 
 from __future__ import annotations
@@ -332,9 +333,9 @@ def read_plain_blocks(
     block: int | None = None,
 ) -> list[T] | None:
     """Each block of whole lines of a plainly valid file (the whole file when it is at most ``block``
-    bytes, :data:`BLOCK`) read into a frame and handed at once to ``convert(frame, first_line)``, which keeps what it needs: the block's frame and its parse buffers are freed before
-    the next block is read, so a big file's peak memory is what ``convert`` keeps plus one block's
-    parse. None when a block is not plainly valid or ``convert`` refuses one (returns None).
+    bytes, :data:`BLOCK`) read into a frame and handed at once to ``convert(frame, first_line)``,
+    which keeps what it needs: the block's frame and its parse buffers are freed before the next
+    block is read, so a big file's peak memory is what ``convert`` keeps plus one block's parse. None when a block is not plainly valid or ``convert`` refuses one (returns None).
 
     Plainly valid: no byte order mark, no blank line, no key twice in one object, no escaped key, no
     ``null`` as the value of a key in ``no_null``, nothing the JSON readers refuse. Types are inferred
@@ -382,7 +383,7 @@ def _blocks(
             end = len(carry) + got
             if not end:
                 break
-            if not parts and first_line == 1 and buf[:3].tobytes() == b"\xef\xbb\xbf":
+            if first_line == 1 and buf[:3].tobytes() == b"\xef\xbb\xbf":
                 return None
             cut = _after_last_newline(buf, end) if got else end
             if cut == 0:  # one line longer than a block: take the next block too
