@@ -122,11 +122,23 @@ def incomparable(baseline: Run, candidate: Run) -> str | None:
 
 def _chunk_moves(base: Run, cand: Run, k: int) -> pl.DataFrame:
     rel = base.testset.qrels.filter(pl.col("rel") >= 1).select("qid", "chunk_id")
+    # The labeled chunks among each top k: a (qid, chunk id) pair is looked up by one integer (its
+    # two hashes combined), and only the rows found are matched on the strings, which drops any
+    # pair that merely shares a hash. At 1,000,000 questions the join on two string columns of
+    # 5,000,000 rows took 0.5 s a run.
+    pair_hash = pl.col("qid").hash(seed=0) ^ pl.col("chunk_id").hash(seed=1)
+    rel_hashes = rel.select(pair_hash)["qid"].implode()
 
     def top(run: Run) -> pl.DataFrame:
-        return (
+        in_top = (
             rank(run.retrieved.select("qid", "chunk_id", "score"))
             .filter(pl.col("rank") <= k)
+            .select("qid", "chunk_id")
+            .collect()  # before the hashes: one plan would hash every row of the run
+        )
+        return (
+            in_top.lazy()
+            .filter(pair_hash.is_in(rel_hashes))
             .join(rel.lazy(), on=["qid", "chunk_id"], how="semi")
             .group_by("qid")
             .agg(pl.col("chunk_id").sort())
@@ -163,9 +175,13 @@ def compare(
         raise ValueError(incomparable(baseline, candidate))
     sb, sc = scores if scores is not None else (score_run(baseline, measures), score_run(candidate, measures))
     metrics = [m for m in metric_columns(sb) if m in sc.columns]
-    joined = sb.select("qid", *metrics).join(
-        sc.select("qid", *metrics), on="qid", how="inner", suffix="_cand"
-    )
+    base_scores, cand_scores = sb.select("qid", *metrics), sc.select("qid", *metrics)
+    if base_scores["qid"].equals(cand_scores["qid"]):
+        # One row per question in both, in the same order (two runs of one test set, scored): side
+        # by side is the join, without hashing a million qids twice.
+        joined = base_scores.hstack(cand_scores.drop("qid").rename({m: f"{m}_cand" for m in metrics}))
+    else:
+        joined = base_scores.join(cand_scores, on="qid", how="inner", suffix="_cand")
     if left_out:  # two versions: only the questions neither changed
         joined = joined.filter(pl.col("qid").is_in(kept))
     joined = joined.rename({m: f"{m}_base" for m in metrics}).with_columns(
@@ -180,9 +196,7 @@ def compare(
     joined = joined.join(
         baseline.testset.cases.select("qid", "must_pass", "answerable", "split"), on="qid", how="left"
     )
-    summary = _summarise(
-        joined.with_columns(slice=pl.lit("all")), metrics, group="slice", permutations=permutations
-    )
+    summary = _summarise(joined, metrics, group=None, permutations=permutations)
     change = judge_change(baseline, candidate)
     summary = summary.drop("slice").with_columns(
         comparable=pl.lit(change is None) | ~pl.col("metric").is_in(list(JUDGED))
@@ -269,9 +283,13 @@ def _diagnose(df: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
     )
 
 
-def _summarise(df: pl.DataFrame, metrics: list[str], *, group: str, permutations: int) -> pl.DataFrame:
+def _summarise(df: pl.DataFrame, metrics: list[str], *, group: str | None, permutations: int) -> pl.DataFrame:
+    """One row per (value of the ``group`` column, metric); ``group=None``: the whole frame as one
+    slice, "all" (a group_by over a constant column copied every row: 0.3 s at 1,000,000)."""
     rows = []
-    for (g,), part in df.group_by(group, maintain_order=True):
+    parts = [(("all",), df)] if group is None else df.group_by(group, maintain_order=True)
+    group = group or "slice"
+    for (g,), part in parts:
         for m in metrics:
             pair = part.select(f"{m}_base", f"{m}_cand", f"{m}_delta").drop_nulls()
             d = pair[f"{m}_delta"].to_numpy()

@@ -56,21 +56,25 @@ def _in_trec_order(df: pl.DataFrame) -> np.ndarray | None:
     if df["score"].null_count():
         return None  # the sort puts null scores first
     q, score = pl.col("qid"), pl.col("score")
-    checked = df.select(
-        first=(q != q.shift(1)).fill_null(True), below=(score < score.shift(1)).fill_null(True)
-    )
-    first = checked["first"].to_numpy()
+    first = (q != q.shift(1)).fill_null(True)
     # Rows that neither start a question nor score below the row before: ties (or out of order),
-    # which must hold chunk ids descending; the string comparison runs on those rows only.
-    tied = np.flatnonzero(~(first | checked["below"].to_numpy()))
+    # which must hold chunk ids descending; the string comparison runs on those rows only. (Row
+    # numbers from polars: a boolean column of 20,000,000 rows to numpy costs 0.15 s.)
+    found = df.select(
+        starts=pl.arg_where(first).implode(),
+        tied=pl.arg_where(~first & ~(score < score.shift(1)).fill_null(True)).implode(),
+    )
+    starts, tied = (found[c].explode().to_numpy() for c in ("starts", "tied"))
     if tied.size:
         here, before = pl.Series(tied), pl.Series(tied - 1)
         s, c = df["score"], df["chunk_id"]
         if not ((s.gather(here) == s.gather(before)) & (c.gather(here) < c.gather(before))).all():
             return None
-    starts = np.flatnonzero(first)
-    if df["qid"].gather(pl.Series(starts)).n_unique() != starts.size:
-        return None  # a question's rows in two blocks
+    # A question's rows in two blocks: a qid starts two blocks. Told apart by the qids' hashes
+    # (two qids sharing one can only make this say no, and the sort then ranks the frame).
+    hashes = df["qid"].gather(pl.Series(starts)).hash(seed=0)
+    if hashes.n_unique() != starts.size:
+        return None
     lengths = np.diff(np.append(starts, df.height))
     return (np.arange(df.height, dtype=np.int32) - np.repeat(starts.astype(np.int32), lengths) + 1).astype(
         np.int32, copy=False
