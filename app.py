@@ -8,12 +8,11 @@ metrics across runs.
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import data, tables
 from dashboard.frame import complain, need_runs, setup, show_problems
-from dashboard.render import agree, count, forest, md_escape, plot_text, plot_texts, series_colour
+from dashboard.render import agree, count, forest, md_escape, trend_chart
 from dashboard.views import OverviewView
 
 TREND_ALL_UP_TO = 20  # runs a first view scores whole before it draws (as it always did)
@@ -210,40 +209,7 @@ def across_runs() -> None:
     if not series:
         st.info("No metric to chart: pick one above that these runs have.")
     else:
-        fig = go.Figure()
-        for i, (m, part) in enumerate(series):
-            fig.add_trace(
-                go.Scatter(
-                    line={"color": series_colour(i)},
-                    # One point per run on a categorical axis, in run order: a line between dates would
-                    # suggest a gradual change between runs that never happened.
-                    x=plot_texts(part["run_id"]),
-                    y=part["mean"].to_list(),
-                    name=plot_text(m),
-                    mode="lines+markers",
-                    text=plot_texts(part["label"]),
-                    hovertemplate="%{text}<br>%{y:.3f}<extra>" + plot_text(m) + "</extra>",
-                    error_y={
-                        "type": "data",
-                        "symmetric": False,
-                        "array": (part["ci_high"] - part["mean"]).to_list(),
-                        "arrayminus": (part["mean"] - part["ci_low"]).to_list(),
-                    },
-                )
-            )
-        fig.update_layout(
-            height=380,
-            margin={"t": 20, "b": 20},
-            yaxis_title="mean (95% CI)",
-            yaxis_rangemode="tozero",
-            xaxis={
-                "type": "category",
-                "title": "run (oldest first)",
-                "categoryorder": "array",
-                "categoryarray": plot_texts(ids),
-            },
-        )
-        st.plotly_chart(fig, key="trend_chart")
+        st.plotly_chart(trend_chart(series, ids), key="trend_chart")
     if backfill.pending:
         st.caption(
             f"Scoring {count(backfill.pending, 'more run')} of {backfill.total} for this chart in the background "

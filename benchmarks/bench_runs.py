@@ -34,7 +34,8 @@ from server import CHROMIUM, CHROMIUM_ARGS, dashboard, wait_rendered  # noqa: E4
 PENDING = "for this chart in the background"  # Overview's caption while runs are being scored
 TREND_POINTS = """() => { const all = document.querySelectorAll('.js-plotly-plot');
   const p = all[all.length - 1];
-  return p && p.data && p.data.length ? p.data[0].x.length : 0; }"""
+  const line = p && p.data ? p.data.find(t => t.fill !== 'toself') : null;
+  return line ? line.x.length : 0; }"""
 
 
 def wait_for_trend(page, runs: int, timeout_ms: int) -> None:  # type: ignore[no-untyped-def]
@@ -47,8 +48,8 @@ def wait_for_trend(page, runs: int, timeout_ms: int) -> None:  # type: ignore[no
 
 
 def trend_points(page) -> int:  # type: ignore[no-untyped-def]
-    """Runs on the trend chart's x axis (its first trace; the trend is the page's last chart, below
-    the forest plot of what changed)."""
+    """Runs on the trend chart's x axis (its first line, not a CI band; the trend is the page's last
+    chart, below the forest plot of what changed)."""
     return int(page.evaluate(TREND_POINTS))
 
 

@@ -42,7 +42,7 @@ from evalcore.store import OverBudget, Revision, Store, Verdict
 if TYPE_CHECKING:
     from evalcore.calibration import Standing
 
-Key = tuple[tuple[str, int, int], ...]
+Key = str  # a digest of the folder's listing (see fingerprint)
 
 
 # A bucket's listing is taken again at most this often (seconds): every page load within it reads
@@ -80,10 +80,11 @@ def bucket_problems() -> list[Problem]:
 
 
 def fingerprint(folder: Path) -> Key:
-    """Every run and test-set file under ``folder`` with its mtime and size: taken on every page
-    load, so a run added or removed shows on the next one (about 20 ms for 1,000 runs here:
-    benchmarks/bench_listing.py). ``os.scandir`` and plain strings, not ``Path`` objects: a third of
-    the time."""
+    """A digest of every run and test-set file under ``folder`` with its mtime and size: taken on
+    every page load, so a run added or removed shows on the next one (about 20 ms for 1,000 runs
+    here: benchmarks/bench_listing.py). ``os.scandir`` and plain strings, not ``Path`` objects: a
+    third of the time. A digest, not the listing: every cached function hashes its arguments on
+    every call, and Streamlit's hasher took 0.3 s a page view over the 800 entries of 200 runs."""
     out: list[tuple[str, int, int]] = []
 
     def walk(path: str, rel: str) -> None:
@@ -105,7 +106,7 @@ def fingerprint(folder: Path) -> Key:
                 out.append((rel + e.name, st_.st_mtime_ns, st_.st_size))
 
     walk(str(folder), "")
-    return tuple(out)
+    return hashlib.blake2b(repr(out).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

@@ -13,6 +13,7 @@ import streamlit as st
 from dashboard.tables import Grid
 from evalcore.charts import forest as forest  # (re-exported: one owner, evalcore.charts)
 from evalcore.charts import series_colour as series_colour  # (re-exported, as forest)
+from evalcore.charts import trend_chart as trend_chart  # (re-exported, as forest)
 from evalcore.escape import md_escape as md_escape
 from evalcore.escape import plot_text as plot_text
 from evalcore.escape import plot_texts as plot_texts

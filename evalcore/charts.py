@@ -9,7 +9,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import polars as pl
 
-from evalcore.escape import plot_text
+from evalcore.escape import plot_text, plot_texts
 
 # One colour per verdict of a comparison (evalcore.comparison.VERDICTS), colour-blind safe (Okabe-Ito).
 VERDICT_COLOURS = {
@@ -123,3 +123,75 @@ def forest(summary: pl.DataFrame, *, height_per_metric: int = 34) -> go.Figure:
 
 def _p(p: float | None) -> str:
     return "–" if p is None else f"{p:.3g}"
+
+
+# Above this many runs the trend draws each metric as a line in a 95% CI band: 200 runs of five
+# metrics as markers with error bars are 2,000 SVG elements, and Chromium took 0.8 s of every view
+# to draw them (benchmarks/bench_runs.py); a band is one path. Below it, points with bars read best.
+BAND_FROM = 40
+
+
+def trend_chart(
+    series: list[tuple[str, pl.DataFrame]], run_ids: list[str], *, height: int = 380
+) -> go.Figure:
+    """Each metric's mean across runs (``series``: (metric, its rows with ``run_id``, ``label``,
+    ``mean``, ``ci_low``, ``ci_high``) as :func:`dashboard.tables.trend_series` gives them), one point
+    per run on a categorical axis in ``run_ids`` order: a line between dates would suggest a gradual
+    change between runs that never happened."""
+    fig = go.Figure()
+    band = len(run_ids) > BAND_FROM
+    for i, (m, part) in enumerate(series):
+        colour, name = series_colour(i), plot_text(m)
+        x = plot_texts(part["run_id"])
+        if band:
+            fig.add_trace(  # the band: upper edge, then the lower edge filled up to it
+                go.Scatter(
+                    x=x + x[::-1],
+                    y=part["ci_high"].to_list() + part["ci_low"].to_list()[::-1],
+                    fill="toself",
+                    fillcolor=colour,
+                    opacity=0.18,
+                    line={"width": 0},
+                    hoverinfo="skip",
+                    showlegend=False,
+                    legendgroup=name,
+                    name=f"{name} 95% CI",
+                )
+            )
+        fig.add_trace(
+            go.Scatter(
+                line={"color": colour},
+                x=x,
+                y=part["mean"].to_list(),
+                name=name,
+                legendgroup=name,
+                mode="lines" if band else "lines+markers",
+                text=plot_texts(part["label"]),
+                customdata=list(zip(part["ci_low"].to_list(), part["ci_high"].to_list(), strict=True)),
+                hovertemplate="%{text}<br>%{y:.3f} (95% CI %{customdata[0]:.3f}–%{customdata[1]:.3f})<extra>"
+                + name
+                + "</extra>",
+                error_y=None
+                if band
+                else {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": (part["ci_high"] - part["mean"]).to_list(),
+                    "arrayminus": (part["mean"] - part["ci_low"]).to_list(),
+                },
+            )
+        )
+    fig.update_layout(
+        height=height,
+        margin={"t": 20, "b": 20},
+        yaxis_title="mean (95% CI)",
+        yaxis_rangemode="tozero",
+        hovermode="closest",
+        xaxis={
+            "type": "category",
+            "title": "run (oldest first)",
+            "categoryorder": "array",
+            "categoryarray": plot_texts(run_ids),
+        },
+    )
+    return fig
