@@ -4,6 +4,11 @@ Keyed by the source file's resolved path, mtime and size (and :data:`CACHE_VERSI
 file is a new key and is parsed again. Lives in ``$RAGTRIAGE_CACHE_DIR`` (default
 ``~/.cache/ragtriage``); nothing is ever written beside the user's files. The cache is an
 optimisation only: an unreadable, read-only or full cache directory never fails a load.
+
+It is kept under ``$RAGTRIAGE_CACHE_MAX_GB`` (default :data:`DEFAULT_MAX_GB`): after a write, the
+entries used least recently go until it holds 80% of that. Every edit of a run file and every new
+version of evalcore makes new entries and leaves the old ones unused; unbounded, this machine's
+cache had grown to 39 GB and filled the disk.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,6 +31,9 @@ from typing import Any
 
 import polars as pl
 
+DEFAULT_MAX_GB = 20.0  # a folder of 200 runs x 10,000 questions with chunk texts takes ~16 GB
+KEPT = ("remote",)  # not entries: a bucket's mirror (evalcore.runs.remote), which its listing points into
+PRUNE_EVERY = 30.0  # seconds: at most one look at the cache's size per process in that time
 CACHE_VERSION = "6"  # 6: all-null columns not written; 5: a test case may state `answerable`; 4: Arrow IPC
 
 
@@ -63,7 +73,9 @@ def read_frames(
         if not meta_path.exists():
             return None
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        return {name: _read_frame(folder, name) for name in names}, meta
+        frames = {name: _read_frame(folder, name) for name in names}
+        _used(meta_path)
+        return frames, meta
     except (OSError, ValueError, pl.exceptions.PolarsError):  # pyarrow raises OSError/ValueError
         return None
 
@@ -219,6 +231,7 @@ def _write_entry(folder: Path, frames: dict[str, pl.DataFrame], meta: dict[str, 
             tmp.unlink(missing_ok=True)
     except _write_errors() as e:
         _report(folder, e)
+    _prune_soon()
 
 
 @functools.cache
@@ -243,15 +256,19 @@ def cached_frame(kind: str, key: str, compute: Callable[[], pl.DataFrame]) -> pl
         _write_ipc(out, path)
     except _write_errors() as e:
         _report(path, e)
+    _prune_soon()
     return out
 
 
 def cached_frame_if_any(kind: str, key: str) -> pl.DataFrame | None:
     """What :func:`cached_frame` kept under ``key``, or None (nothing is computed)."""
+    path = _cached_path(kind, key)
     try:
-        return _map_ipc(_cached_path(kind, key))
+        frame = _map_ipc(path)
     except (OSError, ValueError, pl.exceptions.PolarsError):
         return None
+    _used(path)
+    return frame
 
 
 def file_sha256(path: Path) -> str:
@@ -341,3 +358,113 @@ def _map_ipc(path: Path) -> pl.DataFrame:
     if not isinstance(frame, pl.DataFrame):  # pragma: no cover - an IPC file always holds a table
         raise ValueError(path)
     return frame
+
+
+def _used(path: Path) -> None:
+    """Mark an entry used now (its mtime), so pruning keeps it over entries unused for longer."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
+
+
+def max_bytes() -> int:
+    """The cache's size bound: ``$RAGTRIAGE_CACHE_MAX_GB`` GB, else :data:`DEFAULT_MAX_GB`."""
+    raw = os.environ.get("RAGTRIAGE_CACHE_MAX_GB", "")
+    try:
+        gb = float(raw) if raw.strip() else DEFAULT_MAX_GB
+    except ValueError:
+        logging.getLogger("evalcore").warning(
+            "evalcore: RAGTRIAGE_CACHE_MAX_GB=%r is not a number of GB; using %g", raw, DEFAULT_MAX_GB
+        )
+        gb = DEFAULT_MAX_GB
+    return int(max(gb, 0.0) * 1e9)
+
+
+_LAST_PRUNE: list[float] = []
+
+
+def _prune_soon() -> None:
+    """Prune on the background writer, at most once per :data:`PRUNE_EVERY` seconds a process."""
+    now = time.monotonic()
+    with _PENDING_LOCK:
+        if _LAST_PRUNE and now - _LAST_PRUNE[0] < PRUNE_EVERY:
+            return
+        _LAST_PRUNE[:] = [now]
+    with contextlib.suppress(RuntimeError):  # (the interpreter shutting down)
+        _writer().submit(_prune_quietly)
+
+
+def _prune_quietly() -> None:
+    try:
+        prune()
+    except Exception as e:  # an optimisation only: never raised
+        _report(cache_dir(), e)
+
+
+def prune(limit: int | None = None) -> int:
+    """Remove the entries used least recently until the cache holds at most 80% of ``limit`` bytes
+    (default :func:`max_bytes`), if it holds more than ``limit``. Returns the bytes removed.
+
+    An entry is a folder of frames (its ``meta.json`` says when it was last used) or one file. An
+    entry being written (no ``meta.json`` yet, or queued in this process) is left alone unless it
+    was abandoned over an hour ago. A folder goes ``meta.json`` first, so a reader in another
+    process sees it gone, never half there; a process with its frames mapped keeps reading them."""
+    limit = max_bytes() if limit is None else limit
+    root = cache_dir()
+    entries: list[tuple[float, int, Path]] = []  # (last used, bytes, path)
+    now = time.time()
+    with _PENDING_LOCK:
+        pending = set(_PENDING)
+    try:
+        kinds = [e for e in os.scandir(root) if e.is_dir(follow_symlinks=False) and e.name not in KEPT]
+    except OSError:
+        return 0
+    for kind in kinds:
+        with contextlib.suppress(OSError), os.scandir(kind.path) as it:
+            for e in it:
+                with contextlib.suppress(OSError):
+                    if e.is_dir(follow_symlinks=False):
+                        size, newest = _folder_size(e.path)
+                        meta = Path(e.path) / "meta.json"
+                        if meta.exists():
+                            used = meta.stat().st_mtime
+                        elif now - newest > 3600:
+                            used = 0.0  # abandoned half-way (a killed writer): first to go
+                        else:
+                            continue
+                        if Path(e.path) not in pending:
+                            entries.append((used, size, Path(e.path)))
+                    elif not e.name.startswith("."):
+                        st_ = e.stat()
+                        entries.append((st_.st_mtime, st_.st_size, Path(e.path)))
+    total = sum(size for _, size, _ in entries)
+    if total <= limit:
+        return 0
+    removed = 0
+    for _, size, path in sorted(entries, key=lambda t: t[0]):
+        if total - removed <= 0.8 * limit:
+            break
+        with contextlib.suppress(OSError):
+            if path.is_dir():
+                (path / "meta.json").unlink(missing_ok=True)
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink()
+            removed += size
+    logging.getLogger("evalcore").info(
+        "evalcore: the cache held %.1f GB (bound %.1f GB): removed %.1f GB used least recently",
+        total / 1e9,
+        limit / 1e9,
+        removed / 1e9,
+    )
+    return removed
+
+
+def _folder_size(path: str) -> tuple[int, float]:
+    """(bytes, newest mtime) of the files in an entry's folder."""
+    size, newest = 0, 0.0
+    with os.scandir(path) as it:
+        for f in it:
+            st_ = f.stat(follow_symlinks=False)
+            size += st_.st_size
+            newest = max(newest, st_.st_mtime)
+    return size, newest
