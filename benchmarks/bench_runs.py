@@ -137,9 +137,10 @@ def main() -> None:
         browser.close()
     shutil.rmtree(cache, ignore_errors=True)
 
-    print(
-        f"\n{args.runs} runs x {args.questions:,} questions (parquet), Chromium, seconds to a rendered page"
-    )
+    from machine import describe
+
+    print(f"\n{describe()}")
+    print(f"{args.runs} runs x {args.questions:,} questions (parquet), Chromium, seconds to a rendered page")
     print("first view: fresh server, empty cache folder; cold: fresh server, caches kept; warm: reload.\n")
     print(f"| {'page':<40} | first view | cold | warm | target |")
     print("|---|---|---|---|---|")
