@@ -149,6 +149,7 @@ def trend_chart(
                     x=x + x[::-1],
                     y=part["ci_high"].to_list() + part["ci_low"].to_list()[::-1],
                     fill="toself",
+                    mode="lines",  # (plotly's default draws a marker at each corner of a short band)
                     fillcolor=colour,
                     opacity=0.18,
                     line={"width": 0},

@@ -44,6 +44,7 @@ def test_hundreds_of_runs_draw_each_metric_as_a_line_in_its_band() -> None:
     # Around the band: the upper edge left to right, then the lower edge back.
     assert len(band.x) == 2 * runs and band.x[0] == ids[0] and band.x[-1] == ids[0]
     assert band.y[0] == 0.6 and abs(band.y[-1] - 0.4) < 1e-12 and band.hoverinfo == "skip"
+    assert band.mode == "lines", "no marker at the band's corners"
     # The CI is still on each point's hover, and every run is on the axis in order.
     assert "95% CI" in lines[0].hovertemplate and len(lines[0].customdata) == runs
     assert list(fig.layout.xaxis.categoryarray) == ids
