@@ -18,7 +18,9 @@ import functools
 import hashlib
 import json
 import logging
+import math
 import os
+import re
 import shutil
 import sys
 import threading
@@ -32,6 +34,7 @@ from typing import Any
 import polars as pl
 
 DEFAULT_MAX_GB = 20.0  # a folder of 200 runs x 10,000 questions with chunk texts takes ~16 GB
+_ENTRY = re.compile(r"[0-9a-f]{32}(\.arrow|\.txt)?")  # what file_key and _cached_path name
 KEPT = ("remote",)  # not entries: a bucket's mirror (evalcore.runs.remote), which its listing points into
 PRUNE_EVERY = 30.0  # seconds: at most one look at the cache's size per process in that time
 CACHE_VERSION = "6"  # 6: all-null columns not written; 5: a test case may state `answerable`; 4: Arrow IPC
@@ -211,6 +214,22 @@ def _write_errors() -> tuple[type[BaseException], ...]:
 
 
 def _write_entry(folder: Path, frames: dict[str, pl.DataFrame], meta: dict[str, Any] | None) -> None:
+    with _PENDING_LOCK:
+        _WRITING[folder] = _WRITING.get(folder, 0) + 1  # (prune leaves it alone meanwhile)
+    try:
+        _write_files(folder, frames, meta)
+    finally:
+        with _PENDING_LOCK:
+            _WRITING[folder] -= 1
+            if not _WRITING[folder]:
+                del _WRITING[folder]
+    _prune_soon()
+
+
+_WRITING: dict[Path, int] = {}  # entries being written now, by any thread of this process
+
+
+def _write_files(folder: Path, frames: dict[str, pl.DataFrame], meta: dict[str, Any] | None) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tag = f"{os.getpid()}.{threading.get_ident()}"
@@ -231,7 +250,6 @@ def _write_entry(folder: Path, frames: dict[str, pl.DataFrame], meta: dict[str, 
             tmp.unlink(missing_ok=True)
     except _write_errors() as e:
         _report(folder, e)
-    _prune_soon()
 
 
 @functools.cache
@@ -303,11 +321,15 @@ def content_sha256(path: Path) -> str:
 def remembered_sha256(path: Path) -> str | None:
     """:func:`content_sha256` of this version of ``path`` if it was taken before, else None (the
     file is not read)."""
+    where = _sha_path(path)
     try:
-        got = _sha_path(path).read_text(encoding="ascii")
+        got = where.read_text(encoding="ascii")
     except (OSError, ValueError):
         return None
-    return got if len(got) == 64 else None
+    if len(got) != 64:
+        return None
+    _used(where)
+    return got
 
 
 def _sha_path(path: Path) -> Path:
@@ -371,6 +393,8 @@ def max_bytes() -> int:
     raw = os.environ.get("RAGTRIAGE_CACHE_MAX_GB", "")
     try:
         gb = float(raw) if raw.strip() else DEFAULT_MAX_GB
+        if not math.isfinite(gb):
+            raise ValueError(raw)
     except ValueError:
         logging.getLogger("evalcore").warning(
             "evalcore: RAGTRIAGE_CACHE_MAX_GB=%r is not a number of GB; using %g", raw, DEFAULT_MAX_GB
@@ -413,7 +437,7 @@ def prune(limit: int | None = None) -> int:
     entries: list[tuple[float, int, Path]] = []  # (last used, bytes, path)
     now = time.time()
     with _PENDING_LOCK:
-        pending = set(_PENDING)
+        pending = set(_PENDING) | set(_WRITING)
     try:
         kinds = [e for e in os.scandir(root) if e.is_dir(follow_symlinks=False) and e.name not in KEPT]
     except OSError:
@@ -421,9 +445,15 @@ def prune(limit: int | None = None) -> int:
     for kind in kinds:
         with contextlib.suppress(OSError), os.scandir(kind.path) as it:
             for e in it:
+                if e.name.startswith(".trash-"):  # left by a prune that was killed half-way
+                    shutil.rmtree(e.path, ignore_errors=True)
+                    continue
+                if not _ENTRY.fullmatch(e.name):
+                    continue  # not an entry this module wrote (a cache folder may be shared)
                 with contextlib.suppress(OSError):
                     if e.is_dir(follow_symlinks=False):
                         size, newest = _folder_size(e.path)
+                        newest = max(newest, e.stat(follow_symlinks=False).st_mtime)  # (made, still empty)
                         meta = Path(e.path) / "meta.json"
                         if meta.exists():
                             used = meta.stat().st_mtime
@@ -445,8 +475,11 @@ def prune(limit: int | None = None) -> int:
             break
         with contextlib.suppress(OSError):
             if path.is_dir():
-                (path / "meta.json").unlink(missing_ok=True)
-                shutil.rmtree(path, ignore_errors=True)
+                # Renamed away first (atomic): a writer making this entry again meanwhile makes a
+                # new folder, never one with some of its files deleted under it.
+                trash = path.with_name(f".trash-{os.getpid()}-{threading.get_ident()}-{path.name}")
+                os.rename(path, trash)
+                shutil.rmtree(trash, ignore_errors=True)
             else:
                 path.unlink()
             removed += size

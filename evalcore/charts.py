@@ -6,6 +6,8 @@ label) goes through :func:`plot_text`: plotly reads a subset of HTML in labels a
 
 from __future__ import annotations
 
+from typing import Any
+
 import plotly.graph_objects as go
 import polars as pl
 
@@ -140,14 +142,19 @@ def trend_chart(
     change between runs that never happened."""
     fig = go.Figure()
     band = len(run_ids) > BAND_FROM
+    if band:  # a run charted for some metric but not this one is a gap in its line and band
+        present = {r for _, part in series for r in part["run_id"].to_list()}
+        shown = pl.DataFrame({"run_id": [r for r in run_ids if r in present]}, schema={"run_id": pl.String})
+        series = [(m, shown.join(part, on="run_id", how="left", maintain_order="left")) for m, part in series]
     for i, (m, part) in enumerate(series):
         colour, name = series_colour(i), plot_text(m)
         x = plot_texts(part["run_id"])
         if band:
-            fig.add_trace(  # the band: upper edge, then the lower edge filled up to it
+            bx, by = _band(x, part["ci_low"].to_list(), part["ci_high"].to_list())
+            fig.add_trace(  # the band: each stretch's upper edge, then its lower edge back
                 go.Scatter(
-                    x=x + x[::-1],
-                    y=part["ci_high"].to_list() + part["ci_low"].to_list()[::-1],
+                    x=bx,
+                    y=by,
                     fill="toself",
                     mode="lines",  # (plotly's default draws a marker at each corner of a short band)
                     fillcolor=colour,
@@ -167,7 +174,7 @@ def trend_chart(
                 name=name,
                 legendgroup=name,
                 mode="lines" if band else "lines+markers",
-                text=plot_texts(part["label"]),
+                text=[plot_text(t) if t is not None else "" for t in part["label"].to_list()],
                 customdata=list(zip(part["ci_low"].to_list(), part["ci_high"].to_list(), strict=True)),
                 hovertemplate="%{text}<br>%{y:.3f} (95% CI %{customdata[0]:.3f}–%{customdata[1]:.3f})<extra>"
                 + name
@@ -196,3 +203,23 @@ def trend_chart(
         },
     )
     return fig
+
+
+def _band(x: list[str], low: list[float | None], high: list[float | None]) -> tuple[list[Any], list[Any]]:
+    """The outline of a CI band as one polygon per stretch of runs with a value, separated by None
+    (plotly closes each segment of a ``fill="toself"`` trace on its own)."""
+    bx: list[Any] = []
+    by: list[Any] = []
+    stretch: list[int] = []
+    for j in [*range(len(x)), None]:
+        if j is not None and low[j] is not None and high[j] is not None:
+            stretch.append(j)
+            continue
+        if stretch:
+            if bx:
+                bx.append(None)
+                by.append(None)
+            bx += [x[k] for k in stretch] + [x[k] for k in reversed(stretch)]
+            by += [high[k] for k in stretch] + [low[k] for k in reversed(stretch)]
+            stretch = []
+    return bx, by

@@ -239,7 +239,7 @@ def test_run_labels_reach_the_trend_chart_escaped_for_plotly(
     (runs_copy / BASE / "run.json").write_text(json.dumps(manifest))
     at = open_page(monkeypatch, folder=runs_copy)
     spec = trend_spec(at)
-    texts_shown = {t for trace in spec["data"] for t in trace["text"]}
+    texts_shown = {t for trace in spec["data"] for t in trace.get("text", [])}
     assert '&lt;a href="https://evil.invalid/"&gt;Evil&lt;/a&gt; &amp; co' in texts_shown
     assert not any("<a" in t for t in texts_shown)
 

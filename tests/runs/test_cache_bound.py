@@ -45,12 +45,14 @@ def test_the_entries_used_least_recently_go_until_the_cache_is_under_its_bound(t
 
 
 def test_an_entry_being_written_is_left_alone(tmp_path: Path) -> None:
-    half = cache.cache_dir() / "results" / "half-written"
+    half = cache.cache_dir() / "results" / ("a" * 32)
     half.mkdir(parents=True)
+    assert cache.prune(limit=0) == 0 and half.exists(), "made a moment ago, no file in it yet"
     (half / "f.arrow").write_bytes(b"x" * 10_000)  # no meta.json yet: a writer is at work
     assert cache.prune(limit=0) == 0 and half.exists()
     long_ago = time.time() - 7200  # ... unless abandoned over an hour ago (a killed writer)
     os.utime(half / "f.arrow", (long_ago, long_ago))
+    os.utime(half, (long_ago, long_ago))
     assert cache.prune(limit=0) == 10_000 and not half.exists()
 
 
@@ -82,3 +84,34 @@ def test_a_bound_that_is_not_a_number_is_said_and_the_default_used(
     monkeypatch.setenv("RAGTRIAGE_CACHE_MAX_GB", "lots")
     assert cache.max_bytes() == int(cache.DEFAULT_MAX_GB * 1e9)
     assert "RAGTRIAGE_CACHE_MAX_GB='lots' is not a number" in caplog.text
+
+
+def test_only_entries_it_wrote_are_pruned_from_a_shared_cache_folder(tmp_path: Path) -> None:
+    other = cache.cache_dir() / "pip" / "big.bin"  # RAGTRIAGE_CACHE_DIR pointed at ~/.cache
+    other.parent.mkdir(parents=True)
+    other.write_bytes(b"x" * 10_000)
+    long_ago = time.time() - 7200
+    os.utime(other, (long_ago, long_ago))
+    _entry(tmp_path, "ours", 1000, long_ago)
+    assert cache.prune(limit=0) > 0
+    assert other.exists() and not list((cache.cache_dir() / "results").iterdir())
+
+
+def test_a_remembered_file_hash_is_marked_used(tmp_path: Path) -> None:
+    source = tmp_path / "results.jsonl"
+    source.write_text("{}")
+    sha = cache.content_sha256(source)
+    (where,) = (cache.cache_dir() / "sha256").iterdir()
+    long_ago = time.time() - 7200
+    os.utime(where, (long_ago, long_ago))
+    assert cache.remembered_sha256(source) == sha
+    assert where.stat().st_mtime > long_ago + 3600, "a hash in use is not the first to go"
+
+
+@pytest.mark.parametrize("raw", ["inf", "nan"])
+def test_a_bound_that_is_not_finite_is_said_too(
+    raw: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("RAGTRIAGE_CACHE_MAX_GB", raw)
+    assert cache.max_bytes() == int(cache.DEFAULT_MAX_GB * 1e9)
+    assert "is not a number of GB" in caplog.text

@@ -48,3 +48,16 @@ def test_hundreds_of_runs_draw_each_metric_as_a_line_in_its_band() -> None:
     # The CI is still on each point's hover, and every run is on the axis in order.
     assert "95% CI" in lines[0].hovertemplate and len(lines[0].customdata) == runs
     assert list(fig.layout.xaxis.categoryarray) == ids
+
+
+def test_a_run_without_the_metric_is_a_gap_in_its_line_and_band() -> None:
+    runs = BAND_FROM + 10
+    ids = [f"run-{i:03d}" for i in range(runs)]
+    (name, whole), _ = _series(runs)
+    missing = {"run-010", "run-011"}  # (judged metrics of two runs made without a judge)
+    fig = trend_chart([(name, whole.filter(~pl.col("run_id").is_in(list(missing)))), ("P@5", whole)], ids)
+    band, line = fig.data[0], fig.data[1]
+    assert list(line.x) == ids, "every run charted by some metric is on the line's axis"
+    assert [line.y[ids.index(r)] for r in sorted(missing)] == [None, None]
+    assert list(band.y).count(None) == 1, "two stretches, two polygons"
+    assert not any(r in missing for r in band.x if r is not None)
