@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -319,9 +320,10 @@ def load_scanner_for(total_bytes: int, then: Callable[[], None] | None = None) -
 
 
 # Files larger than this are read a block of whole lines at a time: the file's bytes, the scanner's
-# buffers and the JSON reader's copy then exist for one block, not for the whole file (a 2.2 GB run
-# read whole peaked at 9x its frames).
-BLOCK = 256 << 20
+# buffers and the JSON reader's copy then exist for a few blocks, not for the whole file (a 2.2 GB run
+# read whole peaked at 9x its frames); WORKERS blocks are read side by side, one per core.
+BLOCK = 64 << 20
+WORKERS = max(2, min(4, os.cpu_count() or 2))
 
 
 def read_plain_blocks(
@@ -356,6 +358,8 @@ def read_plain_blocks(
         return None if out is None else [out]
     if not scan_worth_it(path):
         return None
+    if lift is not None:
+        load_scanner_for(size)  # lifted from the next blocks on, once loaded
     try:
         parts = _blocks(path, convert, no_null, lift, block)
     except OSError:  # the file went away or was cut short while it was read
@@ -370,11 +374,35 @@ def _blocks(
     lift: str | None,
     block: int,
 ) -> list[T] | None:
+    """The blocks of ``path`` read in order and converted on :data:`WORKERS` threads, each block on
+    one thread (the scan, the lifter and pyarrow release the interpreter): one big file keeps every
+    core busy, and at most ``WORKERS`` blocks' bytes and parse buffers exist at once. A block's first
+    line is the count of newlines before it (a plainly valid file has no blank line; a block's frame
+    holding a different number of rows than its newlines sends the file to the exact reader)."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    def one(view: memoryview, first_line: int, lines: int) -> T | None:
+        df = _read_block(view, None, no_null, lift, threaded=False)
+        if df is None or df.height != lines:
+            return None
+        return convert(df, first_line)
+
     parts: list[T] = []
+    pending: list[Future[T | None]] = []
     carry = b""
     first_line = 1
-    with path.open("rb") as fh:
-        while True:
+    ok = True
+
+    def settle(keep: int) -> bool:
+        while len(pending) > keep:
+            out = pending.pop(0).result()
+            if out is None:
+                return False
+            parts.append(out)
+        return True
+
+    with path.open("rb") as fh, ThreadPoolExecutor(WORKERS, thread_name_prefix="evalcore-block") as pool:
+        while ok:
             # Read straight into a fresh buffer after the previous block's unfinished line: no copy
             # of a block's bytes (the frames keep no view of them).
             buf = np.empty(len(carry) + block, np.uint8)  # not zeroed: every byte used is read
@@ -384,24 +412,24 @@ def _blocks(
             if not end:
                 break
             if first_line == 1 and buf[:3].tobytes() == b"\xef\xbb\xbf":
-                return None
+                ok = False
+                break
             cut = _after_last_newline(buf, end) if got else end
             if cut == 0:  # one line longer than a block: take the next block too
                 carry = buf[:end].tobytes()
                 continue
-            view = buf.data[:cut]
-            df = _read_block(view, None, no_null, lift)
-            out = None if df is None else convert(df, first_line)
-            if df is None or out is None:
-                return None
-            first_line += df.height
-            del df
-            parts.append(out)
+            lines = int(np.count_nonzero(buf[:cut] == 10)) + (buf[cut - 1] != 10)
+            pending.append(pool.submit(one, buf.data[:cut], first_line, lines))
+            first_line += lines
             carry = buf[cut:end].tobytes()
-            del view, buf
+            del buf
+            ok = settle(WORKERS - 1)  # the next block is read while these parse
             if not got:
                 break
-    return parts
+        ok = ok and settle(0)
+        for f in pending:
+            f.cancel()
+    return parts if ok else None
 
 
 def _after_last_newline(buf: np.ndarray, end: int) -> int:
@@ -422,14 +450,20 @@ THREADED_BLOCK = 32 << 20
 
 
 def _read_block(
-    data: bytes | memoryview, path: Path | None, no_null: Sequence[str], lift: str | None
+    data: bytes | memoryview,
+    path: Path | None,
+    no_null: Sequence[str],
+    lift: str | None,
+    *,
+    threaded: bool = True,
 ) -> pl.DataFrame | None:
-    """One block of whole lines (or the whole file) as a frame; see :func:`read_plain_blocks`."""
+    """One block of whole lines (or the whole file) as a frame; see :func:`read_plain_blocks`.
+    ``threaded=False``: on this thread alone (the caller reads blocks side by side)."""
     buf = np.frombuffer(data, dtype=np.uint8)
     # While the compiled code loads (numba, about a second once per process) a folder's first files
     # are parsed by pyarrow, then scanned; after that, scanned and lifted.
     lifting = lift is not None and _COMPILED.is_set()
-    if len(data) >= THREADED_BLOCK:
+    if threaded and len(data) >= THREADED_BLOCK:
         # The scan (compiled, it releases the interpreter) runs beside pyarrow's parse on all cores;
         # the scan checks UTF-8, so pyarrow need not, and its frame counts only when the scan is clean.
         scanned: list[tuple[int, int, int] | None] = []
@@ -535,10 +569,13 @@ def _read_lifted(buf: np.ndarray, key: str) -> pl.DataFrame | None:
         n_valid = int(np.count_nonzero(ok))
         if not n_valid:
             continue  # null wherever it appears: as absent for the tables
+        # Copies of the used part: polars keeps strings as views into the buffer they came from,
+        # and a view of one row keeps the lifter's whole (fields x block) arrays alive — 2.6 GB of
+        # a million-question run's 4 GB peak, for 1.3 GB of frames.
         arr = pa.LargeStringArray.from_buffers(
             n,
-            pa.py_buffer(offsets[f, : n + 1]),
-            pa.py_buffer(values[f, : lengths[f]]),
+            pa.py_buffer(offsets[f, : n + 1].copy()),
+            pa.py_buffer(values[f, : lengths[f]].copy()),
             None if n_valid == n else pa.py_buffer(np.packbits(ok, bitorder="little")),
             null_count=n - n_valid,
         )
