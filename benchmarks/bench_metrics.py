@@ -61,7 +61,10 @@ def generate(n_q: int, depth: int) -> tuple[Path, Path]:
     if qp.exists() and rp.exists():
         return qp, rp
     rng = np.random.default_rng(0)
-    with rp.open("w") as fr, qp.open("w") as fq:
+    # Written under another name and renamed when whole: a generation stopped half way (Ctrl-C, a
+    # killed session) once left files of ~15,000 questions that the next run took for 1,000,000.
+    qpart, rpart = qp.with_name(qp.name + ".part"), rp.with_name(rp.name + ".part")
+    with rpart.open("w") as fr, qpart.open("w") as fq:
         for q in range(n_q):
             docs = rng.choice(5 * depth, size=depth, replace=False)
             scores = np.round(rng.random(depth) * 10, 1)  # coarse scores: many ties
@@ -70,6 +73,8 @@ def generate(n_q: int, depth: int) -> tuple[Path, Path]:
             judged = rng.choice(5 * depth, size=20, replace=False)
             grades = rng.choice([0, 0, 1, 2, 3], size=20)
             fq.write("".join(f"q{q} 0 d{d} {g}\n" for d, g in zip(judged, grades, strict=True)))
+    rpart.replace(rp)
+    qpart.replace(qp)
     return qp, rp
 
 
