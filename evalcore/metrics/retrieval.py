@@ -42,7 +42,7 @@ def rank(retrieved: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     if isinstance(retrieved, pl.DataFrame) and retrieved.height:
         ordered = _in_trec_order(retrieved)
         if ordered is not None:
-            return retrieved.lazy().with_columns(rank=pl.Series(ordered))
+            return retrieved.lazy().with_columns(_chunked_like(pl.Series("rank", ordered), retrieved))
     return (
         retrieved.lazy()
         .sort(["qid", "score", "chunk_id"], descending=[False, True, True])
@@ -50,21 +50,33 @@ def rank(retrieved: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+def _chunked_like(column: pl.Series, df: pl.DataFrame) -> pl.Series:
+    """``column`` cut (without a copy) where ``df``'s columns are cut into chunks: a column of one
+    chunk beside a frame of many (a big run read a block of lines at a time) makes polars copy the
+    whole frame into one chunk to line them up — 0.7 s of 20,000,000 rows."""
+    lengths = df.get_column(df.columns[0]).chunk_lengths()
+    if len(lengths) <= 1:
+        return column
+    at = np.cumsum([0, *lengths])
+    return pl.concat([column.slice(a, b - a) for a, b in zip(at, at[1:], strict=False)], rechunk=False)
+
+
 def _in_trec_order(df: pl.DataFrame) -> np.ndarray | None:
     """Each row's rank when every question's rows form one block already in trec_eval's order
     (strictly: a tie of score with chunk ids descending), else None."""
-    if df["score"].null_count():
-        return None  # the sort puts null scores first
-    q, score = pl.col("qid"), pl.col("score")
-    first = (q != q.shift(1)).fill_null(True)
+    if df["score"].null_count() or df["qid"].null_count():
+        return None  # the sort puts null scores first (and null qids)
+    # Row numbers from numpy over a run id per block of equal qids and the scores: polars' shift of a
+    # column in many chunks (a big run read a block at a time, then memory-mapped from the cache)
+    # copies it, 0.7 s of a 20,000,000-row frame that takes 0.2 s this way.
+    ids = df["qid"].rle_id().to_numpy()
+    score = df["score"].to_numpy()
+    same = ids[1:] == ids[:-1]
+    starts = np.concatenate((np.zeros(1, np.int64), np.flatnonzero(~same) + 1))
     # Rows that neither start a question nor score below the row before: ties (or out of order),
-    # which must hold chunk ids descending; the string comparison runs on those rows only. (Row
-    # numbers from polars: a boolean column of 20,000,000 rows to numpy costs 0.15 s.)
-    found = df.select(
-        starts=pl.arg_where(first).implode(),
-        tied=pl.arg_where(~first & ~(score < score.shift(1)).fill_null(True)).implode(),
-    )
-    starts, tied = (found[c].explode().to_numpy() for c in ("starts", "tied"))
+    # which must hold chunk ids descending; the string comparison runs on those rows only.
+    tied = np.flatnonzero(same & ~(score[1:] < score[:-1])) + 1
+    del ids, same
     if tied.size:
         here, before = pl.Series(tied), pl.Series(tied - 1)
         s, c = df["score"], df["chunk_id"]

@@ -337,22 +337,25 @@ def test_codes_from_hashes_stay_right_as_the_table_grows() -> None:
 @given(
     st.lists(
         st.tuples(
-            st.sampled_from(["q1", "q2", "q3"]),
+            st.sampled_from(["q1", "q2", "q3", None]),
             st.sampled_from("abcdef"),
-            st.sampled_from([0.5, 1.0, 2.0, None]),
+            st.sampled_from([0.5, 1.0, 2.0, None, float("nan")]),
         ),
         min_size=1,
         max_size=30,
         unique_by=lambda t: (t[0], t[1]),
     ),
     st.booleans(),
+    st.lists(st.integers(1, 29), max_size=3),
 )
 def test_rank_of_a_frame_already_in_order_is_the_rank_of_the_sorted_frame(
-    rows: list[tuple[str, str, float]], presort: bool
+    rows: list[tuple[str, str, float]], presort: bool, cuts: list[int]
 ) -> None:
     """rank() skips sorting a frame whose questions are blocks already in trec_eval's order: the
     ranks must be those of sorting it — with ties of score (chunk id descending), a tie in the wrong
-    order, a question whose rows are split in two blocks, and a null score (the sort puts it first)."""
+    order, a question whose rows are split in two blocks, a null score (the sort puts it first), a
+    null qid, NaN, and the frame in several chunks (a big run read a block of lines at a time),
+    a question's rows split between two."""
     from evalcore.metrics.retrieval import rank
 
     df = pl.DataFrame(
@@ -360,6 +363,9 @@ def test_rank_of_a_frame_already_in_order_is_the_rank_of_the_sorted_frame(
     )
     if presort:  # questions in blocks in trec order, questions in no particular order
         df = df.sort(["qid", "score", "chunk_id"], descending=[True, True, True])
+    at = sorted({0, *(c for c in cuts if c < df.height), df.height})
+    df = pl.concat([df.slice(a, b - a) for a, b in zip(at, at[1:], strict=False)], rechunk=False)
+    assert df.n_chunks() == len(at) - 1
     got = rank(df).collect()
     want = (
         df.lazy()
