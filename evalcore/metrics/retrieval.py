@@ -58,7 +58,7 @@ def _chunked_like(column: pl.Series, df: pl.DataFrame) -> pl.Series:
     if len(lengths) <= 1:
         return column
     at = np.cumsum([0, *lengths])
-    return pl.concat([column.slice(a, b - a) for a, b in zip(at, at[1:], strict=False)], rechunk=False)
+    return pl.concat([column.slice(a, b - a) for a, b in itertools.pairwise(at)], rechunk=False)
 
 
 def _in_trec_order(df: pl.DataFrame) -> np.ndarray | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from pathlib import Path
 
@@ -364,7 +365,7 @@ def test_rank_of_a_frame_already_in_order_is_the_rank_of_the_sorted_frame(
     if presort:  # questions in blocks in trec order, questions in no particular order
         df = df.sort(["qid", "score", "chunk_id"], descending=[True, True, True])
     at = sorted({0, *(c for c in cuts if c < df.height), df.height})
-    df = pl.concat([df.slice(a, b - a) for a, b in zip(at, at[1:], strict=False)], rechunk=False)
+    df = pl.concat([df.slice(a, b - a) for a, b in itertools.pairwise(at)], rechunk=False)
     assert df.n_chunks() == len(at) - 1
     got = rank(df).collect()
     want = (
