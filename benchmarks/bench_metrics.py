@@ -223,7 +223,10 @@ def table(queries: int, args: argparse.Namespace) -> None:
                 )
                 if p.returncode != 0:
                     runs = []
-                    print(f"{tool} {mode} at {queries:,}: failed ({p.stderr.strip().splitlines()[-1][:120]})")
+                    print(
+                        f"{tool} {mode} at {queries:,}: failed ({p.stderr.strip().splitlines()[-1][:120]})",
+                        flush=True,
+                    )
                     break
                 runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
             if not runs:
@@ -237,6 +240,10 @@ def table(queries: int, args: argparse.Namespace) -> None:
                     max(r["peak_mb"] for r in runs),
                     out,
                 )
+            )
+            # As it comes (a run at 1,000,000 takes an hour; one stopped early keeps what it measured).
+            print(
+                f"{tool} {mode} at {queries:,}: {rows[-1][2]:.2f} s, peak {rows[-1][3]:,.0f} MB", flush=True
             )
     import polars as pl
 
