@@ -743,3 +743,38 @@ def test_a_qid_written_twice_is_one_error_naming_both_lines(tmp_path: Path) -> N
         f"{run / 'results.jsonl'}:{len(lines) + 1}: error: field 'qid': duplicate qid 'hv-001' (first on line 1); "
         "expected one result per question. Fix: keep one result per qid; a rerun of a question belongs in a new run"
     ]
+
+
+def test_a_big_parquet_file_is_read_a_row_group_at_a_time_to_the_same_tables(
+    tmp_path: Path, runs_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A million-question Parquet file read whole held its nested frame beside the tables (5.1 GB);
+    read a row group at a time, two at once, the tables are those of the file read whole, row
+    numbers included, and a problem in a later group is named with its row in the whole file."""
+    import evalcore.runs.load as load
+    from evalcore.errors import Problems
+
+    folder = _as_parquet(tmp_path, runs_copy, BASE)
+    path = folder / "results.parquet"
+    pl.read_parquet(path).write_parquet(path, row_group_size=40)
+    import pyarrow.parquet as pq
+
+    assert pq.ParquetFile(path).metadata.num_row_groups > 3
+    whole = load._read_results_parquet(path, Problems())
+    groups: list[int] = []
+    real = load.frames_from_nested
+    monkeypatch.setattr(load, "frames_from_nested", lambda df, *a: groups.append(df.height) or real(df, *a))
+    monkeypatch.setattr(load, "PARQUET_PARTS_FROM", 10)
+    parts = load._read_results_parquet(path, Problems())
+    assert whole is not None and parts is not None
+    assert len(groups) > 3 and max(groups) == 40, "read a row group at a time"
+    for name in whole:
+        assert parts[name].equals(whole[name]), name
+    assert parts["results"]["line"].to_list() == list(range(1, whole["results"].height + 1))
+
+    rows = pl.read_parquet(path).to_dicts()
+    rows[101]["retrieved"][0]["score"] = float("nan")
+    pl.DataFrame(rows, schema=pl.read_parquet(path).schema).write_parquet(path, row_group_size=40)
+    problems = Problems()
+    assert load._read_results_parquet(path, problems) is None
+    assert [(p.line, p.field) for p in problems.errors] == [(102, "retrieved[0].score")]
