@@ -471,9 +471,8 @@ def test_lifted_tables_keep_none_of_the_lifters_block_sized_buffers(
     a million-question run peaked at 4.0 GB for 2.3 GB of tables. The tables hold copies of what
     they use, and the lifter's arrays are freed once the block is read."""
     import gc
-    import weakref
-
     import importlib
+    import weakref
 
     # as the reader imports it (a test before this one may have imported the module afresh)
     _scan = importlib.import_module("evalcore.runs._scan")
