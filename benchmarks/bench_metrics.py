@@ -223,10 +223,10 @@ def table(queries: int, args: argparse.Namespace) -> None:
                 )
                 if p.returncode != 0:
                     runs = []
-                    print(
-                        f"{tool} {mode} at {queries:,}: failed ({p.stderr.strip().splitlines()[-1][:120]})",
-                        flush=True,
-                    )
+                    why = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1][:120]
+                    if "MemoryError" in why or "cannot allocate" in why or "bad_alloc" in why:
+                        why = f"out of memory: over the {args.memory_gb:g} GB limit ({why})"
+                    print(f"{tool} {mode} at {queries:,}: failed, {why}", flush=True)
                     break
                 runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
             if not runs:
