@@ -4,6 +4,7 @@
     python benchmarks/bench_metrics.py                            # 100,000 questions x 100 chunks
     python benchmarks/bench_metrics.py --queries 100000,1000000   # both sizes, one table each
     python benchmarks/bench_metrics.py --queries 10000            # quicker
+    python benchmarks/bench_metrics.py --queries 1000000 --tools evalcore,ranx --repeat 1
 
 A tool that runs out of the memory limit (--memory-gb, default 20, of this machine's 24) is reported
 so, not waited for.
@@ -185,6 +186,11 @@ def main() -> None:
     ap.add_argument("--memory-gb", type=float, default=20.0, help="each tool's address-space limit")
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--tools",
+        default="evalcore,pytrec_eval,ir_measures,ranx",
+        help="which tools (evalcore always): at 1,000,000 queries the others ran out of the 20 GB limit",
+    )
     ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -200,8 +206,11 @@ def _limited(gb: float) -> None:
 
 def table(queries: int, args: argparse.Namespace) -> None:
     qp, rp = generate(queries, args.depth)
-    tools = ["evalcore", "pytrec_eval"]
+    wanted = {t.strip() for t in args.tools.split(",")}
+    tools = ["evalcore"] + (["pytrec_eval"] if "pytrec_eval" in wanted else [])
     for name in ("ir_measures", "ranx"):
+        if name not in wanted:
+            continue
         try:
             __import__(name)
             tools.append(name)
