@@ -118,10 +118,21 @@ def score_runs(
 def _score(run: Run, ms: list[Measure]) -> pl.DataFrame:
     cases = run.testset.cases
     # An answerable question whose chunks are not labeled yet gets null retrieval metrics, not 0s.
-    labeled = run.results.join(cases.filter(LABELED).select("qid"), on="qid", how="semi")["qid"]
+    qids = run.results["qid"]
+    in_order = qids.equals(cases["qid"])  # every question, in the test set's order (the usual run)
+    if in_order:
+        labeled = qids.filter(cases.select(LABELED).to_series())
+    else:
+        labeled = run.results.join(cases.filter(LABELED).select("qid"), on="qid", how="semi")["qid"]
     ret = evaluate(run.retrieved, run.testset.qrels, ms, qids=labeled)
     gen = generation_scores(run.results, run.claims, run.retrieved, cases, context_k=run.manifest.context_k)
-    out = run.results.select("qid").join(ret, on="qid", how="left").join(gen, on="qid", how="left")
+    # generation_scores keeps the results' rows in their order: side by side, not joined
+    out = (
+        gen
+        if gen["qid"].equals(qids)
+        else qids.to_frame().join(gen, on="qid", how="left", maintain_order="left")
+    )
+    out = out.select("qid").join(ret, on="qid", how="left", maintain_order="left").hstack(out.drop("qid"))
     if run.external.height:
         ext = run.external.with_columns(name="ext:" + pl.col("name")).pivot(
             on="name", index="qid", values="value", aggregate_function="first"

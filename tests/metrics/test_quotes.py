@@ -269,3 +269,27 @@ def test_the_vectorised_check_finds_what_find_finds_at_the_length_bounds(quote: 
     context = pl.DataFrame({"qid": ["q"], "chunk_id": ["c"], "text": [text], "rank": [1]})
     row = check_quotes(claims, context).row(0, named=True)
     assert row["quote_match"] == (m.kind if m else None)
+
+
+def test_claims_come_back_with_the_same_columns_whether_a_quote_is_found_or_no_chunk_has_text() -> None:
+    """No chunk with text (a run of ids) or no quote found answers at once, without folding the
+    quotes: the same columns, types and rows as a check that found one."""
+    claims = pl.DataFrame(
+        {
+            "qid": ["q", "q"],
+            "claim_idx": [0, 1],
+            "verdict": ["SUPPORTED", "SUPPORTED"],
+            "quote": ["kept for 90 days", None],
+        }
+    )
+    context = pl.DataFrame({"qid": ["q"], "chunk_id": ["c0"], "text": [VAULT], "rank": [1]})
+    found = check_quotes(claims, context)
+    assert found["quote_found"].to_list() == [True, False]
+    for other in (
+        context.with_columns(text=pl.lit(None, dtype=pl.String)),
+        context.clear(),
+        context.with_columns(text=pl.lit("nothing of it")),
+    ):
+        none = check_quotes(claims, other)
+        assert none.schema == found.schema
+        assert none["quote_found"].to_list() == [False, False] and none["claim_idx"].to_list() == [0, 1]
