@@ -207,6 +207,11 @@ def _limited(gb: float) -> None:
 def table(queries: int, args: argparse.Namespace) -> None:
     qp, rp = generate(queries, args.depth)
     wanted = {t.strip() for t in args.tools.split(",")}
+    unknown = wanted - {"evalcore", "pytrec_eval", "ir_measures", "ranx"}
+    if unknown:
+        raise SystemExit(
+            f"--tools: unknown {', '.join(sorted(unknown))} (evalcore, pytrec_eval, ir_measures, ranx)"
+        )
     tools = ["evalcore"] + (["pytrec_eval"] if "pytrec_eval" in wanted else [])
     for name in ("ir_measures", "ranx"):
         if name not in wanted:
@@ -232,8 +237,10 @@ def table(queries: int, args: argparse.Namespace) -> None:
                 )
                 if p.returncode != 0:
                     runs = []
-                    why = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1][:120]
-                    if "MemoryError" in why or "cannot allocate" in why or "bad_alloc" in why:
+                    err = p.stderr.strip()
+                    why = f"exit {p.returncode}: " + (err.splitlines() or [""])[-1][:120]
+                    oom = ("memoryerror", "cannot allocate", "memory allocation of", "out of memory")
+                    if any(w in err.lower() for w in (*oom, "outofmemory", "bad_alloc")):
                         why = f"out of memory: over the {args.memory_gb:g} GB limit ({why})"
                     print(f"{tool} {mode} at {queries:,}: failed, {why}", flush=True)
                     break
@@ -258,8 +265,8 @@ def table(queries: int, args: argparse.Namespace) -> None:
 
     ref = {
         mode: pl.read_parquet(out).sort("qid")
-        for mode, tool, _, _, out in rows
-        if tool == "evalcore" and mode not in SETS
+        for mode, tool, secs, _, out in rows
+        if tool == "evalcore" and mode not in SETS and secs == secs  # (a failed one wrote nothing new)
     }
     from machine import describe
 
@@ -280,7 +287,7 @@ def table(queries: int, args: argparse.Namespace) -> None:
             continue
         if mode in SETS and tool == "pytrec_eval":
             diff = _summary_diff(DATA / f"out-{queries}-evalcore-{mode}.parquet", out)
-        elif tool == "pytrec_eval" and out.exists():
+        elif tool == "pytrec_eval" and out.exists() and mode in ref:
             other = pl.read_parquet(out).sort("qid")
             mine = ref[mode]
             diff = f"{max(float((mine[m] - other[m]).abs().max()) for m in TREC):.1e}"  # type: ignore[arg-type]

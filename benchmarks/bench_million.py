@@ -59,11 +59,19 @@ sys.path.insert(0, sys.argv[3])
 from bench_dashboard import peak_rss_mb
 out["peak_mb"] = peak_rss_mb(os.getpid())
 import polars as pl
-def held(df):  # the bytes of its buffers: polars' estimated_size counts a string as its characters,
-    # not the 16-byte view each one takes (20M short chunk ids: 160 MB estimated, 320 MB held)
-    return df.to_arrow(compat_level=pl.CompatLevel.newest()).get_total_buffer_size()
-frames = sum(held(f) for r in runs for f in (r.results, r.retrieved, r.claims, r.external))
-frames += sum(held(f) for ts in {id(r.testset): r.testset for r in runs}.values() for f in (ts.cases, ts.qrels, ts.tags, ts.evidence))
+def buffers(df):  # the buffers the frame holds: polars' estimated_size counts a string as its
+    # characters, not the 16-byte view each one takes (20M short chunk ids: 160 MB estimated, 320 MB held)
+    for col in df.to_arrow(compat_level=pl.CompatLevel.newest()).columns:
+        for chunk in col.chunks:  # (an array's buffers include its children's)
+            yield from (b for b in chunk.buffers() if b is not None)
+held = {}  # by address: a buffer two frames share (the qids exploded from the results) counts once
+for ts in {id(r.testset): r.testset for r in runs}.values():
+    for f in (ts.cases, ts.qrels, ts.tags, ts.evidence):
+        held.update((b.address, b.size) for b in buffers(f))
+for r in runs:
+    for f in (r.results, r.retrieved, r.claims, r.external):
+        held.update((b.address, b.size) for b in buffers(f))
+frames = sum(held.values())
 out["frames_mb"] = frames / 1e6
 print(json.dumps(out))
 """

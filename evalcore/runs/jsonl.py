@@ -474,8 +474,9 @@ def _read_block(
         counts = scanned[0] if scanned else None
         lifting = False
     else:
-        first = None if lifting else _read_arrow(data)
         counts = _scan(buf, no_null)
+        # (the scan checked UTF-8 — not the JSON reader's job, nor a decoded copy of the block's)
+        first = None if lifting or counts is None else _read_arrow(data, checked=False)
     if counts is None:
         return None
     lines, values, strings = counts
@@ -492,10 +493,11 @@ def _read_block(
         first = _read_lifted(buf, lift)  # type: ignore[arg-type]
         if counted(first):
             return first
-        first = _read_arrow(data)
+        first = _read_arrow(data, checked=False)
     if counted(first):
         return first
-    second = _read_polars(path if path is not None else io.BytesIO(data))
+    # From the bytes, not the path: polars would read a path with [ ] * ? as a glob pattern.
+    second = _read_polars(io.BytesIO(data))
     if counted(second):
         return second
     return None
@@ -603,9 +605,9 @@ _REFUSED = (
 )  # pyarrow: ValueError
 
 
-def _read_polars(path: Path | io.BytesIO) -> pl.DataFrame | None:
+def _read_polars(data: io.BytesIO) -> pl.DataFrame | None:
     try:
-        return pl.read_ndjson(path, infer_schema_length=None)
+        return pl.read_ndjson(data, infer_schema_length=None)
     except _REFUSED:
         return None
 

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from evalcore.cache import content_sha256, file_key, has_frames, read_frames, remembered_sha256, write_frames
 from evalcore.errors import InputError, Problem, Problems, short
 from evalcore.metrics.retrieval import preload
+from evalcore.paths import literal
 from evalcore.runs.frames import FRAMES, check_records, frames_from_records
 from evalcore.runs.jsonl import (
     field_path,
@@ -239,16 +240,21 @@ def _parquet_by_row_groups(path: Path) -> dict[str, pl.DataFrame] | None:
 
     def part(start: int, n: int) -> dict[str, pl.DataFrame] | None:
         try:
-            df = pl.scan_parquet(path).slice(start, n).collect()
+            df = pl.scan_parquet(literal(path)).slice(start, n).collect()
         except (OSError, pl.exceptions.PolarsError):
             return None
         return frames_from_nested(df, start + 1) if df.height == n else None
 
+    done: list[dict[str, pl.DataFrame]] = []
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="evalcore-parquet") as pool:
-        parts = list(pool.map(part, starts, sizes))
-    if any(p is None for p in parts):
-        return None
-    done = [p for p in parts if p is not None]
+        jobs = [pool.submit(part, a, n) for a, n in zip(starts, sizes, strict=True)]
+        for job in jobs:
+            got = job.result()
+            if got is None:  # the file is read whole to name the row: the other groups need not be
+                for rest in jobs:
+                    rest.cancel()
+                return None
+            done.append(got)
     try:
         return {name: pl.concat([p[name] for p in done], rechunk=False) for name in done[0]}
     except pl.exceptions.PolarsError:  # a column typed differently in two groups: read whole
@@ -261,7 +267,7 @@ def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFr
     if fast is not None:
         return fast
     try:
-        df = pl.read_parquet(path)
+        df = pl.read_parquet(literal(path))
     except (OSError, pl.exceptions.PolarsError) as exc:
         problems.error(path, f"cannot read parquet: {exc}", hint="re-write it with RunWriter or polars")
         return None

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.errors import Problems
+from evalcore.paths import literal
 from evalcore.runs.writer import chunk_id_for
 
 RETRIEVER, LLM = "RETRIEVER", "LLM"
@@ -132,7 +133,7 @@ def _values(path: Path, problems: Problems) -> Iterator[tuple[Any, int | None]]:
     if path.suffix == ".parquet":
         import polars as pl
 
-        for row in pl.read_parquet(path).iter_rows(named=True):
+        for row in pl.read_parquet(literal(path)).iter_rows(named=True):
             yield row, None
         return
     text = path.read_text(encoding="utf-8")

@@ -15,6 +15,7 @@ import polars as pl
 
 from evalcore.errors import InputError, Problems
 from evalcore.metrics.retrieval import categorical, first_repeat, preload, row_groups, scan_text
+from evalcore.paths import literal
 from evalcore.runs.frames import repeats
 from evalcore.words import count
 
@@ -55,7 +56,7 @@ def _fast_parse(path: Path, kind: str, chunk_dtype: pl.DataType) -> pl.DataFrame
     cols, _, types, _ = _FAST[kind]
     try:
         return pl.read_csv(
-            path,
+            literal(path),
             has_header=False,
             separator=" ",
             quote_char=None,
@@ -166,7 +167,7 @@ def _split_lines(
     (trec_eval reads a run line's first six fields and ignores the rest)."""
     try:
         raw = pl.read_csv(
-            path,
+            literal(path),
             has_header=False,
             separator="\x1f",
             quote_char=None,

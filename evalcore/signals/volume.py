@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 
 from evalcore.metrics.refusal import REFUSAL_PATTERN
+from evalcore.paths import literal
 from evalcore.store.summaries import COLUMNS
 
 DAY = re.compile(r"^day=(\d{4}-\d{2}-\d{2})$")
@@ -63,10 +64,10 @@ def _scan(files: tuple[Path, ...]) -> pl.LazyFrame:
     frames = []
     for f in files:
         if f.suffix == ".parquet":
-            lf = pl.scan_parquet(f)
+            lf = pl.scan_parquet(literal(f))
         else:
             lf = pl.scan_ndjson(
-                f,
+                literal(f),
                 schema={
                     "time": pl.String,
                     "answer": pl.String,

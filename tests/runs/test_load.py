@@ -778,3 +778,42 @@ def test_a_big_parquet_file_is_read_a_row_group_at_a_time_to_the_same_tables(
     problems = Problems()
     assert load._read_results_parquet(path, problems) is None
     assert [(p.line, p.field) for p in problems.errors] == [(102, "retrieved[0].score")]
+
+
+def test_a_path_with_glob_characters_reads_that_file_and_no_other(tmp_path: Path, runs_copy: Path) -> None:
+    """polars reads ``run[1]/results.parquet`` as a pattern matching ``run1/results.parquet``: a run
+    folder named with brackets beside one named without read the other run's results, silently.
+    Parquet results, TREC files and production logs are read from the file named."""
+    from evalcore.runs.trec import read_trec
+    from evalcore.signals.volume import _scan
+
+    base = _as_parquet(tmp_path, runs_copy, BASE)
+    cand = _as_parquet(tmp_path, runs_copy, "2026-11-16-rerank-prompt-v2")
+    odd = base.parent / "run[1]"
+    base.rename(odd)
+    cand.rename(base.parent / "run1")
+    for folder, run_id in (("run[1]", "bracketed"), ("run1", "plain")):
+        manifest = json.loads((base.parent / folder / "run.json").read_text())
+        manifest["run_id"] = run_id
+        (base.parent / folder / "run.json").write_text(json.dumps(manifest))
+    lr = load_runs(base.parent)
+    assert not lr.errors, lr.errors[:2]
+    want = load_runs(runs_copy).runs[BASE]
+    assert lr.runs["bracketed"].retrieved["chunk_id"].to_list() == want.retrieved["chunk_id"].to_list()
+    assert not lr.runs["plain"].retrieved.equals(lr.runs["bracketed"].retrieved)
+
+    trec = tmp_path / "t[1]"
+    plain = tmp_path / "t1"
+    for d, doc in ((trec, "right"), (plain, "wrong")):
+        d.mkdir()
+        (d / "qrels").write_text(f"q1 0 {doc} 1\n")
+        (d / "run").write_text(f"q1 Q0 {doc} 1 2.0 sys\n")
+    files = read_trec(trec / "qrels", trec / "run")
+    assert [str(x) for x in files.run["chunk_id"].to_list()] == ["right"]
+
+    log = tmp_path / "l[1]"
+    log.mkdir()
+    (tmp_path / "l1").mkdir()
+    (log / "part.jsonl").write_text('{"time": "2026-11-19T10:00:00Z", "answer": "right"}\n')
+    (tmp_path / "l1" / "part.jsonl").write_text('{"time": "2026-11-19T10:00:00Z", "answer": "wrong"}\n')
+    assert _scan((log / "part.jsonl",)).collect()["answer"].to_list() == ["right"]
