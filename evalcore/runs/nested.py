@@ -121,6 +121,9 @@ def frames_from_nested(df: pl.DataFrame, first_line: int = 1) -> dict[str, pl.Da
     tok_f = _fields(cols["tokens"]) if "tokens" in cols else {}
     if tok_f is None or not set(tok_f) <= _STRUCTS["tokens"] or not all(_is(t, _INT) for t in tok_f.values()):
         return None
+    for f, t in tok_f.items():  # a count past Int64 (Parquet's UInt64): the record model names it
+        if t == pl.UInt64 and (df["tokens"].struct.field(f).max() or 0) > 2**63 - 1:  # type: ignore[operator]
+            return None
     ext_f = (
         _list_of_struct(cols["external_scores"], _STRUCTS["external_scores"])
         if "external_scores" in cols

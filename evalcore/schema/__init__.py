@@ -229,8 +229,9 @@ class Judgment(_Strict):
 
 
 class Tokens(_Strict):
-    input: StrictInt | None = Field(default=None, ge=0)
-    output: StrictInt | None = Field(default=None, ge=0)
+    # at most what a 64-bit integer holds: the tables keep counts as Int64
+    input: StrictInt | None = Field(default=None, ge=0, le=2**63 - 1)
+    output: StrictInt | None = Field(default=None, ge=0, le=2**63 - 1)
 
 
 class ResultRecord(_Strict):

@@ -817,3 +817,24 @@ def test_a_path_with_glob_characters_reads_that_file_and_no_other(tmp_path: Path
     (log / "part.jsonl").write_text('{"time": "2026-11-19T10:00:00Z", "answer": "right"}\n')
     (tmp_path / "l1" / "part.jsonl").write_text('{"time": "2026-11-19T10:00:00Z", "answer": "wrong"}\n')
     assert _scan((log / "part.jsonl",)).collect()["answer"].to_list() == ["right"]
+
+
+def test_a_token_count_past_64_bits_is_named_not_a_crash(tmp_path: Path, runs_copy: Path) -> None:
+    """The tables keep token counts as Int64: 2**64 - 1 crashed the loader (JSON Lines: a TypeError
+    building the tables; Parquet's UInt64: a failed cast). Both now name the row and field."""
+    big = 2**64 - 1
+    path = runs_copy / BASE / "results.jsonl"
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[2])
+    rec["tokens"] = {"input": big}
+    lines[2] = json.dumps(rec)
+    path.write_text("\n".join(lines) + "\n")
+    p = only_error(load_runs(runs_copy).problems)
+    assert (p.line, p.field) == (3, "tokens.input") and "9223372036854775807" in str(p)
+
+    df = pl.read_ndjson(path.read_bytes().replace(str(big).encode(), b"1"))
+    df = df.with_columns(tokens=pl.struct(input=pl.Series([1, big] + [1] * (df.height - 2), dtype=pl.UInt64)))
+    df.write_parquet(path.with_suffix(".parquet"))
+    path.unlink()
+    p = only_error(load_runs(runs_copy).problems)
+    assert (p.line, p.field) == (2, "tokens.input")
