@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "evalcore.cache": 0,
     "evalcore.stats": 0,
     "evalcore.escape": 0,  # untrusted text shown literally: markdown, HTML, plotly
+    "evalcore.paths": 0,  # a path as polars' readers must be given it (no glob)
     "evalcore.charts": 1,  # plotly figures the dashboard and the reports share
     "evalcore.access": 1,  # who may do what: roles from the access file (raises SetupError)
     "evalcore.store": 1,  # the tool's database: raises evalcore.errors' SetupError
@@ -52,6 +53,7 @@ STANDALONE = {
     "evalcore.cache",
     "evalcore.stats",
     "evalcore.escape",
+    "evalcore.paths",
 }
 
 
