@@ -102,9 +102,12 @@ def main() -> None:
     if not (pq / "done").exists():
         import polars as pl
 
-        shutil.copytree(data, pq, dirs_exist_ok=True, ignore=shutil.ignore_patterns("results.jsonl"))
+        # "done" last, by this step itself (copying it from the JSON Lines folder first marked a
+        # conversion stopped half way as whole)
+        shutil.copytree(data, pq, dirs_exist_ok=True, ignore=shutil.ignore_patterns("results.jsonl", "done"))
         for run in ("run-00", "run-01"):
             pl.read_ndjson(data / run / "results.jsonl").write_parquet(pq / run / "results.parquet")
+        (pq / "done").touch()
     cache = Path(tempfile.mkdtemp(prefix="ragtriage-bench-million-"))
     env = {**os.environ, "RAGTRIAGE_CACHE_DIR": str(cache)}
     one = Path(tempfile.mkdtemp(prefix="ragtriage-bench-one-"))
