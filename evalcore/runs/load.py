@@ -183,11 +183,15 @@ def _results_jsonl_fast(path: Path) -> dict[str, pl.DataFrame] | None:
     block of lines at a time, each block turned into the run's tables before the next is read; None
     sends it to the line-by-line reader, which names the line and field of each problem."""
     blocks = read_plain_blocks(path, _nested_block, no_null=_NOT_NULL, lift="retrieved")
-    if blocks is None:
-        return None
-    if len(blocks) == 1:
-        return blocks[0]
-    return {name: pl.concat([b[name] for b in blocks], rechunk=False) for name in blocks[0]}
+    return None if blocks is None else _joined(blocks)
+
+
+def _joined(parts: list[dict[str, pl.DataFrame]]) -> dict[str, pl.DataFrame]:
+    """The tables of a file read in parts (blocks of lines, row groups), in order, uncopied: each
+    part's tables are cast to the run's fixed schema, so they always line up."""
+    if len(parts) == 1:
+        return parts[0]
+    return {name: pl.concat([p[name] for p in parts], rechunk=False) for name in parts[0]}
 
 
 def _nested_block(df: pl.DataFrame, first_line: int) -> dict[str, pl.DataFrame] | None:
@@ -255,10 +259,7 @@ def _parquet_by_row_groups(path: Path) -> dict[str, pl.DataFrame] | None:
                     rest.cancel()
                 return None
             done.append(got)
-    try:
-        return {name: pl.concat([p[name] for p in done], rechunk=False) for name in done[0]}
-    except pl.exceptions.PolarsError:  # a column typed differently in two groups: read whole
-        return None
+    return _joined(done)
 
 
 def _read_results_parquet(path: Path, problems: Problems) -> dict[str, pl.DataFrame] | None:
