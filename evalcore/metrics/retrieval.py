@@ -361,9 +361,13 @@ def evaluate(
     bq = bq.astype(np.int64)
     has_labels = np.zeros(n_q, dtype=bool)
     has_labels[lq] = True
-    targets = bq[has_labels[bq]] if wanted is None else np.unique(wq[0].astype(np.int64))
     chosen = np.zeros(n_q, dtype=bool)
-    chosen[targets] = True
+    if wanted is None:
+        targets = bq[has_labels[bq]]
+        chosen[targets] = True
+    else:  # the asked questions' codes, in code order (marked: np.unique hashed 1,000,000 in ~1 s)
+        chosen[wq[0]] = True
+        targets = np.flatnonzero(chosen)
     pick = chosen[bq]
     qstart = np.zeros(n_q, dtype=np.int64)
     qend = np.zeros(n_q, dtype=np.int64)

@@ -681,8 +681,36 @@ def lift_grades(
     return True, rest, r, row, pair_off, has_obj, e, keys, k_len, key_off, grades
 
 
+@njit(cache=True, nogil=True)
+def repeat_in_lines(line: np.ndarray, h: np.ndarray) -> int:
+    """The first row whose hash ``h`` already appeared among the rows of its ``line`` (a chunk twice
+    in one ranked list), -1 if none, -2 if ``line`` is not in order (rows of a line apart). One pass
+    over the rows: each line's few hashes compared pairwise, a long line's sorted."""
+    n = line.shape[0]
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and line[j] == line[i]:
+            j += 1
+        if j < n and line[j] < line[i]:
+            return -2
+        if j - i <= 32:
+            for a in range(i + 1, j):
+                for b in range(i, a):
+                    if h[a] == h[b]:
+                        return a
+        else:
+            order = np.argsort(h[i:j], kind="mergesort")
+            for t in range(1, j - i):
+                if h[i + order[t]] == h[i + order[t - 1]]:
+                    return i + max(order[t], order[t - 1])
+        i = j
+    return -1
+
+
 def warm_up() -> None:
     """Load the compiled functions (numba's disk cache, or a compile after an install)."""
+    repeat_in_lines(np.zeros(2, np.int64), np.zeros(2, np.uint64))
     tiny = np.frombuffer(b'{"r":[{"chunk_id":"a","score":1}]}\n', np.uint8)
     scan_jsonl(tiny, np.zeros(1, np.int64))
     lift_list(tiny, np.frombuffer(b"r", np.uint8), _LIFT_NAMES, _LIFT_ENDS, np.array(LIFT_STRINGS), 3, 2)

@@ -507,7 +507,7 @@ _WANTED = threading.Event()  # a folder worth the scanner is being read: every f
 _WARMING = threading.Lock()
 
 
-def _scanner_compiled() -> bool:
+def scanner_compiled() -> bool:
     """Whether numba's disk cache (beside the scanner's source) holds the lifter — else loading the
     scanner means compiling it: several seconds holding the interpreter."""
     return any((Path(__file__).parent / "__pycache__").glob("_scan.lift_list-*.nbi"))
@@ -533,7 +533,7 @@ def _warm_scanner_soon(then: Callable[[], None] | None = None) -> None:
         if then is not None:
             then()
         return
-    if _scanner_compiled():
+    if scanner_compiled():
         threading.Thread(target=_warm_scanner, args=(then,), name="evalcore-scanner", daemon=True).start()
         return
     from evalcore.metrics.retrieval import compile_elsewhere

@@ -420,19 +420,34 @@ def test_a_first_load_caches_small_runs_in_the_background_and_big_ones_at_once(
     assert not cache._PENDING
     assert all((cache.cache_dir() / "results" / cache.file_key(p) / "meta.json").exists() for p in results)
 
+    # Every run is "big" now. The process may keep one more as parsed (within its budget): that
+    # one is written in the background; the next is written at once and memory-mapped.
     monkeypatch.setattr(io, "KEEP_PARSED_BELOW", 0)
-    gate.clear()  # a background write would now wait; the big run's write must not be one
+    other = "2026-10-19-hybrid"
+    p, q = runs_copy / BASE / "results.jsonl", runs_copy / other / "results.jsonl"
+    size = sum(
+        getattr(first.runs[BASE], n).estimated_size() for n in ("results", "retrieved", "claims", "external")
+    )
+    monkeypatch.setattr(io, "KEEP_PARSED_BUDGET", size + 10)
+    monkeypatch.setattr(io, "_KEPT_BIG", [0])
+    gate.clear()  # a background write now waits; the second big run's write must not be one
     mapped: list[Path] = []
     read = io._cache_read
     monkeypatch.setattr(io, "_cache_read", lambda path: mapped.append(path) or read(path))
-    p = runs_copy / BASE / "results.jsonl"
-    p.write_bytes(p.read_bytes() + b"\n")  # a new version: parsed again, now "big"
+    for f in (p, q):
+        f.write_bytes(f.read_bytes() + b"\n")  # a new version: parsed again, now "big"
     try:
-        assert len(load_runs(runs_copy).runs) == 4
-        assert (cache.cache_dir() / "results" / cache.file_key(p) / "meta.json").exists()
-        assert mapped.count(p) == 2, "looked up, then swapped for the file just written"
+        folder = io.RunFolder(runs_copy)
+        assert list(folder.load([BASE])) == [BASE]
+        assert not (cache.cache_dir() / "results" / cache.file_key(p) / "meta.json").exists()
+        assert mapped.count(p) == 1, "looked up, then kept as parsed (its write is held)"
+        assert list(folder.load([other])) == [other]
+        assert (cache.cache_dir() / "results" / cache.file_key(q) / "meta.json").exists()
+        assert mapped.count(q) == 2, "past the budget: looked up, then swapped for the file just written"
     finally:
         gate.set()
+    cache.flush_writes()
+    assert (cache.cache_dir() / "results" / cache.file_key(p) / "meta.json").exists()
 
 
 def test_a_process_that_loads_runs_leaves_complete_cache_entries_when_it_exits(runs_copy: Path) -> None:
@@ -568,6 +583,7 @@ def test_a_cache_write_that_fails_is_reported_once_and_never_fails_a_load(
     cache.flush_writes()
     monkeypatch.setattr(cache, "_write_ipc", unwritable)
     monkeypatch.setattr(io, "KEEP_PARSED_BELOW", 0)
+    monkeypatch.setattr(io, "KEEP_PARSED_BUDGET", 0)  # written at once (in this thread), and failing
     p = runs_copy / BASE / "results.jsonl"
     p.write_bytes(p.read_bytes() + b"\n")
     assert len(load_runs(runs_copy).runs) == 4
@@ -743,6 +759,55 @@ def test_a_qid_written_twice_is_one_error_naming_both_lines(tmp_path: Path) -> N
         f"{run / 'results.jsonl'}:{len(lines) + 1}: error: field 'qid': duplicate qid 'hv-001' (first on line 1); "
         "expected one result per question. Fix: keep one result per qid; a rerun of a question belongs in a new run"
     ]
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["counted", "compiled"])
+def test_a_chunk_twice_in_one_ranked_list_is_named_by_both_checks(
+    compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Big runs look for a chunk listed twice with a compiled pass over each list's hashes, small
+    ones by counting distinct pairs: the same errors either way — a repeat in a short list, in a long
+    one (sorted, not compared pairwise), none for the same chunk in two lists, and rows of one list
+    apart (not as a file is read) still checked."""
+    import evalcore.runs.frames as frames_mod
+    from evalcore.errors import Problems
+    from evalcore.runs.frames import check_records
+
+    monkeypatch.setattr(frames_mod, "COMPILED_CHECK_FROM", 0 if compiled else 1 << 60)
+    if compiled:
+        import importlib
+
+        import evalcore.runs.jsonl as jsonl
+
+        scan = importlib.import_module("evalcore.runs._scan")  # as the check imports it (sys.modules)
+
+        monkeypatch.setattr(jsonl, "scanner_compiled", lambda: True)
+
+        calls: list[int] = []
+        real = scan.repeat_in_lines
+        monkeypatch.setattr(scan, "repeat_in_lines", lambda *a: calls.append(1) or real(*a))
+
+    def errors(lists: dict[int, list[str]], order: list[int] | None = None) -> list[tuple[int | None, str]]:
+        rows = [(line, f"q{line}", c) for line, cs in lists.items() for c in cs]
+        retrieved = pl.DataFrame(rows, schema=["line", "qid", "chunk_id"], orient="row")
+        if order is not None:
+            retrieved = retrieved[order]
+        results = pl.DataFrame({"qid": [f"q{n}" for n in lists], "line": list(lists)})
+        problems = Problems()
+        check_records(Path("results.jsonl"), {"results": results, "retrieved": retrieved}, problems)
+        return [(e.line, e.message) for e in problems.errors]
+
+    twice = "chunk id 'c1' appears 2 times in the ranked list of "
+    assert errors({1: ["c1", "c2"], 2: ["c2", "c1"]}) == []
+    assert errors({1: ["c1", "c2"], 2: ["c2", "c1", "c3", "c1"]}) == [(2, twice + "'q2'")]
+    long = [f"c{i}" for i in range(2, 60)]
+    assert errors({1: long, 2: [*long[:40], "c1", *long[40:], "c1"]}) == [(2, twice + "'q2'")]
+    assert errors({1: long, 2: long}) == []
+    # The rows of line 1 apart: -2 from the compiled pass, then counted.
+    assert errors({1: ["c1", "c2"], 2: ["c3"]}, order=[0, 2, 1]) == []
+    assert errors({1: ["c1", "c1"], 2: ["c3"]}, order=[0, 2, 1]) == [(1, twice + "'q1'")]
+    if compiled:
+        assert len(calls) == 6
 
 
 def test_a_big_parquet_file_is_read_a_row_group_at_a_time_to_the_same_tables(
