@@ -548,7 +548,7 @@ def _read_results(folder: Path, problems: Problems) -> _Parsed | None:
         errors = len(problems.errors)
         check_records(results_path, frames, problems)
         if len(problems.errors) == errors:
-            if _keep_parsed(sum(f.estimated_size() for f in frames.values())):
+            if _keep_parsed(int(sum(f.estimated_size() for f in frames.values()))):
                 write_frames(results_path, "results", frames, later=True, key=parse_key)
             else:
                 write_frames(results_path, "results", frames, key=parse_key)
