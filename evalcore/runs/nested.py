@@ -9,6 +9,7 @@ and the field. A clean file never pays that cost; a broken one always gets the e
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from evalcore.metrics.refusal import REFUSAL_PATTERN
@@ -224,19 +225,24 @@ def frames_from_nested(df: pl.DataFrame, first_line: int = 1) -> dict[str, pl.Da
     else:
         retrieved = pl.DataFrame(schema=RETRIEVED_SCHEMA)
     if claims_f:
-        claims = (
+        lens = df["judge"].struct.field("claims").list.len().fill_null(0).to_numpy().astype(np.int64)
+        elements = (
             df.select("qid", c=pl.col("judge").struct.field("claims"))
             .explode("c")
             .filter(pl.col("c").is_not_null())
-            .with_columns(claim_idx=pl.int_range(pl.len(), dtype=pl.Int64).over("qid"))
-            .select(
-                "qid",
-                "claim_idx",
-                claim=field("c", "claim", claims_f, pl.String),
-                verdict=field("c", "verdict", claims_f, pl.String),
-                quote=field("c", "quote", claims_f, pl.String),
-                chunk_id=field("c", "chunk_id", claims_f, pl.String),
-            )
+        )
+        if elements.height != int(lens.sum()):
+            return None  # a null claim: the record model names it
+        # Each record's claims in order, together: a claim's index is its row less its record's
+        # first row (numbering them per qid with a window over 3,000,000 claims took 1.9 s).
+        index = np.arange(elements.height, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+        claims = elements.with_columns(claim_idx=pl.Series(index)).select(
+            "qid",
+            "claim_idx",
+            claim=field("c", "claim", claims_f, pl.String),
+            verdict=field("c", "verdict", claims_f, pl.String),
+            quote=field("c", "quote", claims_f, pl.String),
+            chunk_id=field("c", "chunk_id", claims_f, pl.String),
         )
         if (
             claims.height != _elements(df["judge"].struct.field("claims"))
