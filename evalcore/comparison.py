@@ -12,15 +12,17 @@ once. Per question: which labeled chunks left or entered the top k, and where a 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from evalcore.cache import cached_frame, code_version
 from evalcore.metrics.catalogue import DEFAULT_MEASURES, EPS, JUDGED, metric_info
 from evalcore.metrics.measures import Measure
-from evalcore.metrics.retrieval import rank
+from evalcore.metrics.retrieval import rank, ranks_as_listed
 from evalcore.runs.groups import describe_left_out, same_test_set, shared_questions
 from evalcore.runs.load import Run
 from evalcore.runs.testset import is_heldout
@@ -130,22 +132,33 @@ def _chunk_moves(base: Run, cand: Run, k: int) -> pl.DataFrame:
     rel_hashes = rel.select(pair_hash)["qid"].implode()
 
     def top(run: Run) -> pl.DataFrame:
-        in_top = (
-            rank(run.retrieved.select("qid", "chunk_id", "score"))
-            .filter(pl.col("rank") <= k)
-            .select("qid", "chunk_id")
-            .collect()  # before the hashes: one plan would hash every row of the run
-        )
+        ranks = ranks_as_listed(run.retrieved) if run.retrieved.height else None
+        if ranks is not None:  # (as run files list them) the labeled rows ranked k or better, marked
+            # in numpy: no copy of the top k rows (20,000,000 rows: 1.0 s of 1.5 s)
+            labeled = run.retrieved.select(pair_hash.is_in(rel_hashes)).to_series().to_numpy()
+            rows = pl.Series(np.flatnonzero(labeled & (ranks <= k)))
+            found = run.retrieved.select("qid", "chunk_id")[rows]
+        else:
+            found = (
+                rank(run.retrieved.select("qid", "chunk_id", "score"))
+                .filter(pl.col("rank") <= k)
+                .select("qid", "chunk_id")
+                .collect()  # before the hashes: one plan would hash every row of the run
+                .filter(pair_hash.is_in(rel_hashes))
+            )
         return (
-            in_top.lazy()
-            .filter(pair_hash.is_in(rel_hashes))
+            found.lazy()
             .join(rel.lazy(), on=["qid", "chunk_id"], how="semi")
             .group_by("qid")
             .agg(pl.col("chunk_id").sort())
             .collect()
         )
 
-    b, c = top(base).rename({"chunk_id": "b"}), top(cand).rename({"chunk_id": "c"})
+    # The two runs side by side (numpy and polars let go of the interpreter): 4.4 -> 3.0 s at a
+    # million questions.
+    with ThreadPoolExecutor(2, thread_name_prefix="evalcore-moves") as pool:
+        tops = list(pool.map(top, (base, cand)))
+    b, c = tops[0].rename({"chunk_id": "b"}), tops[1].rename({"chunk_id": "c"})
     both = b.join(c, on="qid", how="full", coalesce=True).with_columns(
         pl.col("b").fill_null(pl.lit([], dtype=pl.List(pl.String))),
         pl.col("c").fill_null(pl.lit([], dtype=pl.List(pl.String))),

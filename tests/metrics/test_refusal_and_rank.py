@@ -67,3 +67,41 @@ def test_a_labeled_chunk_pushed_out_by_a_tie_left_the_top_k(tmp_path: Path) -> N
     cmp = compare(load_run(tmp_path / "base"), load_run(tmp_path / "cand"), k=1, permutations=100)
     row = cmp.question("q1")
     assert row is not None and row["left_top_k"] == ["a"] and row["diagnosis"] == "retrieval"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_chunk_moves_are_the_same_whether_a_run_is_listed_in_rank_order_or_not(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs listed in trec_eval's order (as run files are) find their top k by marking rows in
+    numpy; any other order is ranked by sorting. Both must name the same chunks leaving and entering
+    the top k — ties, questions in one run only, labels of grade 0 included."""
+    import random
+    from types import SimpleNamespace
+
+    import evalcore.comparison as comparison
+
+    rnd = random.Random(seed)
+    qrels = pl.DataFrame(
+        [(f"q{q}", f"c{c}", rnd.choice([0, 1, 2])) for q in range(30) for c in rnd.sample(range(12), 4)],
+        schema=["qid", "chunk_id", "rel"],
+        orient="row",
+    )
+
+    def run() -> SimpleNamespace:
+        rows = []
+        for q in rnd.sample(range(32), 26):
+            for c in rnd.sample(range(12), rnd.randint(0, 9)):
+                rows.append((f"q{q}", f"c{c}", float(rnd.randint(0, 3))))
+        df = pl.DataFrame(rows, schema=["qid", "chunk_id", "score"], orient="row")
+        return SimpleNamespace(
+            retrieved=rank(df).collect().drop("rank"), testset=SimpleNamespace(qrels=qrels)
+        )
+
+    base, cand = run(), run()
+    listed = comparison._chunk_moves(base, cand, 3).sort("qid")  # type: ignore[arg-type]
+    assert comparison.ranks_as_listed(base.retrieved) is not None, "in rank order: the numpy path"
+    monkeypatch.setattr(comparison, "ranks_as_listed", lambda df: None)
+    sorted_ = comparison._chunk_moves(base, cand, 3).sort("qid")  # type: ignore[arg-type]
+    assert listed.equals(sorted_)
+    assert listed["left_top_k"].list.len().sum() + listed["entered_top_k"].list.len().sum() > 0
