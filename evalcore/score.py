@@ -342,29 +342,36 @@ def trend(
     (the caller says how many are still being scored). Returns
     ``run_id, label, created, metric, n, mean, ci_low, ci_high``.
     """
-    parts = []
-    for run in runs:
-        got = means.get(run.run_id)
-        if got is None:
-            continue
-        parts.append(
-            got.filter(pl.col("metric").is_in(list(metrics)) & (pl.col("n") > 0))
-            .drop("questions")
-            .with_columns(
-                run_id=pl.lit(run.run_id),
-                label=pl.lit(run.label),
-                created=pl.lit(run.manifest.created, dtype=pl.Datetime("us", "UTC")),
-            )
-        )
     schema: dict[str, pl.DataType | type[pl.DataType]] = {
         "run_id": pl.String,
         "label": pl.String,
         "created": pl.Datetime("us", "UTC"),
         **{k: v for k, v in MEANS_SCHEMA.items() if k != "questions"},
     }
-    if not parts:
+    kept = [run for run in runs if run.run_id in means]
+    if not kept:
         return pl.DataFrame(schema=schema)
-    return pl.concat(parts).select(list(schema))
+    # One frame of every run's means, filtered once: a filter per run cost 200 runs ~1 s on every
+    # redraw of Overview.
+    frames = [means[run.run_id] for run in kept]
+    heights = [f.height for f in frames]
+    at = pl.Series("i", [i for i, h in enumerate(heights) for _ in range(h)], dtype=pl.Int64)
+    about = pl.DataFrame(
+        {
+            "i": range(len(kept)),
+            "run_id": [run.run_id for run in kept],
+            "label": [run.label for run in kept],
+            "created": [run.manifest.created for run in kept],
+        },
+        schema={"i": pl.Int64, "run_id": pl.String, "label": pl.String, "created": pl.Datetime("us", "UTC")},
+    )
+    return (
+        pl.concat(frames, how="vertical_relaxed")
+        .with_columns(at)
+        .filter(pl.col("metric").is_in(list(metrics)) & (pl.col("n") > 0))
+        .join(about, on="i", how="left", maintain_order="left")
+        .select(list(schema))
+    )
 
 
 def split_applicable(table: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
