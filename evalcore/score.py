@@ -287,7 +287,7 @@ class MeansBackfill:
     def _work(self) -> None:
         while True:
             with self._lock:
-                if not self._todo:
+                if not self._todo or _exiting():
                     return
                 r = self._todo.pop(0)
             try:
@@ -297,6 +297,8 @@ class MeansBackfill:
                 else:
                     self.means[r] = run_means(got, self.measures)
             except Exception:  # a background pass must never die silently half-way
+                if _exiting():  # the process is exiting (a stopped dashboard): not the run's fault
+                    return
                 logging.getLogger(__name__).exception("scoring run %s for the trend failed", r)
                 self.failed.add(r)
             finally:
@@ -314,6 +316,13 @@ class MeansBackfill:
     def wait(self, seconds: float | None = None) -> bool:
         """Wait until every run is scored, at most ``seconds``; whether they all are."""
         return self._done.wait(seconds)
+
+
+def _exiting() -> bool:
+    """Whether the interpreter is shutting down (its main thread has ended): thread pools then
+    refuse work, which is no fault of the run being scored — a stopped dashboard logged one
+    traceback per run its trend had left to score."""
+    return not threading.main_thread().is_alive()
 
 
 def _means(scores: pl.DataFrame, resamples: int) -> pl.DataFrame:

@@ -156,3 +156,32 @@ def test_a_broken_run_found_by_the_trend_pass_is_a_problem_of_the_folder(runs_co
     assert filled.failed == {"2026-10-05-bm25"} and len(filled.means) == 3
     assert any("malformed JSON" in str(p) for p in folder.problems)
     assert "2026-10-05-bm25" not in folder.entries
+
+
+def test_a_process_exiting_mid_trend_pass_logs_no_failed_runs(runs_copy: Path, tmp_path: Path) -> None:
+    """A dashboard stopped while its trend is still being scored: the runs left are not "failed"
+    with a traceback each (thread pools refuse work once the interpreter is exiting; the cache's
+    pending writes keep it alive a moment meanwhile)."""
+    import os
+    import subprocess
+    import sys
+
+    code = f"""
+import atexit, time
+import evalcore.runs.load as load
+from evalcore.runs import RunFolder
+from evalcore.score import MeansBackfill
+real = load.RunFolder.load
+def slow(self, *a, **k):
+    time.sleep(0.5)
+    return real(self, *a, **k)
+load.RunFolder.load = slow
+folder = RunFolder({str(runs_copy)!r})
+MeansBackfill(folder, list(folder.entries))
+atexit.register(time.sleep, 2.0)  # as a pending cache write would
+time.sleep(0.1)
+"""
+    env = {**os.environ, "RAGTRIAGE_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0
+    assert "Traceback" not in out.stderr and "failed" not in out.stderr, out.stderr[-2000:]
