@@ -61,21 +61,35 @@ def _chunked_like(column: pl.Series, df: pl.DataFrame) -> pl.Series:
     return pl.concat([column.slice(a, b - a) for a, b in itertools.pairwise(at)], rechunk=False)
 
 
-def ranks_as_listed(df: pl.DataFrame) -> np.ndarray | None:
-    """Each row's rank (from 1, as :func:`rank` numbers them) when every question's rows form one block already in trec_eval's order
-    (strictly: a tie of score with chunk ids descending), else None."""
+def ranks_as_listed(df: pl.DataFrame, *, by_line: bool = False) -> np.ndarray | None:
+    """Each row's rank (from 1, as :func:`rank` numbers them) when every question's rows form one
+    block already in trec_eval's order (strictly: a tie of score with chunk ids descending), else
+    None. ``by_line``: ``df`` is a run's retrieved table, whose ``line`` column (the record a row came
+    from) marks the questions — one qid per line and each qid on one line, as the loader ensures — so
+    blocks are told apart by comparing integers instead of hashing every qid."""
     if df["score"].null_count() or df["qid"].null_count():
         return None  # the sort puts null scores first (and null qids)
-    # Row numbers from numpy over the qids' hashes and the scores: polars' shift of a column in many
-    # chunks (a big run read a block at a time, then memory-mapped from the cache) copies it, 0.7 s
-    # of a 20,000,000-row frame; comparing the qid strings row by row (rle_id) took 0.56 s of it,
-    # their hashes under two seeds take 0.1 s (two different qids alike under both: 1 in 2**128,
-    # the standard of the measures' own codes).
-    qid = df["qid"]
-    h0, h1 = qid.hash(seed=0).to_numpy(), qid.hash(seed=1).to_numpy()
+    h0 = None
+    if by_line:
+        if df["line"].null_count():
+            return None
+        line = df["line"].to_numpy()
+        step = line[1:] - line[:-1]
+        if step.size and step.min() < 0:
+            return None  # lines out of order: a question's rows may be in two blocks
+        same = step == 0
+        del line, step
+    else:
+        # Row numbers from numpy over the qids' hashes and the scores: polars' shift of a column in
+        # many chunks (a big run read a block at a time, then memory-mapped from the cache) copies
+        # it, 0.7 s of a 20,000,000-row frame; comparing the qid strings row by row (rle_id) took
+        # 0.56 s of it, their hashes under two seeds take 0.1 s (two different qids alike under
+        # both: 1 in 2**128, the standard of the measures' own codes).
+        qid = df["qid"]
+        h0, h1 = qid.hash(seed=0).to_numpy(), qid.hash(seed=1).to_numpy()
+        same = (h0[1:] == h0[:-1]) & (h1[1:] == h1[:-1])
+        del h1
     score = df["score"].to_numpy()
-    same = (h0[1:] == h0[:-1]) & (h1[1:] == h1[:-1])
-    del h1
     starts = np.concatenate((np.zeros(1, np.int64), np.flatnonzero(~same) + 1))
     # Rows that neither start a question nor score below the row before: ties (or out of order),
     # which must hold chunk ids descending; the string comparison runs on those rows only.
@@ -88,7 +102,7 @@ def ranks_as_listed(df: pl.DataFrame) -> np.ndarray | None:
             return None
     # A question's rows in two blocks: a qid starts two blocks. Told apart by the qids' hashes
     # (two qids sharing one can only make this say no, and the sort then ranks the frame).
-    if pl.Series(h0[starts]).n_unique() != starts.size:
+    if h0 is not None and pl.Series(h0[starts]).n_unique() != starts.size:
         return None
     del h0
     lengths = np.diff(np.append(starts, df.height))

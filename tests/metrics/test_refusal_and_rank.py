@@ -69,9 +69,10 @@ def test_a_labeled_chunk_pushed_out_by_a_tie_left_the_top_k(tmp_path: Path) -> N
     assert row is not None and row["left_top_k"] == ["a"] and row["diagnosis"] == "retrieval"
 
 
+@pytest.mark.parametrize("lines", [False, True], ids=["qids", "lines"])
 @pytest.mark.parametrize("seed", range(5))
 def test_chunk_moves_are_the_same_whether_a_run_is_listed_in_rank_order_or_not(
-    seed: int, monkeypatch: pytest.MonkeyPatch
+    seed: int, lines: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Runs listed in trec_eval's order (as run files are) find their top k by marking rows in
     numpy; any other order is ranked by sorting. Both must name the same chunks leaving and entering
@@ -93,15 +94,17 @@ def test_chunk_moves_are_the_same_whether_a_run_is_listed_in_rank_order_or_not(
         for q in rnd.sample(range(32), 26):
             for c in rnd.sample(range(12), rnd.randint(0, 9)):
                 rows.append((f"q{q}", f"c{c}", float(rnd.randint(0, 3))))
-        df = pl.DataFrame(rows, schema=["qid", "chunk_id", "score"], orient="row")
-        return SimpleNamespace(
-            retrieved=rank(df).collect().drop("rank"), testset=SimpleNamespace(qrels=qrels)
+        df = (
+            rank(pl.DataFrame(rows, schema=["qid", "chunk_id", "score"], orient="row")).collect().drop("rank")
         )
+        if lines:  # as a loaded run's table: each question's rows carry its record's line
+            df = df.with_columns(line=pl.col("qid").rle_id().cast(pl.Int64) + 1)
+        return SimpleNamespace(retrieved=df, testset=SimpleNamespace(qrels=qrels))
 
     base, cand = run(), run()
     listed = comparison._chunk_moves(base, cand, 3).sort("qid")  # type: ignore[arg-type]
     assert comparison.ranks_as_listed(base.retrieved) is not None, "in rank order: the numpy path"
-    monkeypatch.setattr(comparison, "ranks_as_listed", lambda df: None)
+    monkeypatch.setattr(comparison, "ranks_as_listed", lambda df, **kw: None)
     sorted_ = comparison._chunk_moves(base, cand, 3).sort("qid")  # type: ignore[arg-type]
     assert listed.equals(sorted_)
     assert listed["left_top_k"].list.len().sum() + listed["entered_top_k"].list.len().sum() > 0

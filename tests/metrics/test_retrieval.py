@@ -375,3 +375,13 @@ def test_rank_of_a_frame_already_in_order_is_the_rank_of_the_sorted_frame(
         .collect()
     )
     assert got.sort("qid", "rank").equals(want)
+    # A run's retrieved table marks its questions by line (one qid per line, one line per qid):
+    # the ranks told apart by lines are those told apart by qids, and None exactly when they are.
+    from evalcore.metrics.retrieval import ranks_as_listed
+
+    first = {q: i for i, q in enumerate(dict.fromkeys(df["qid"].to_list()))}
+    lined = df.with_columns(line=pl.Series([first[q] + 1 for q in df["qid"].to_list()], dtype=pl.Int64))
+    by_qid, by_line = ranks_as_listed(lined), ranks_as_listed(lined, by_line=True)
+    assert (by_qid is None) == (by_line is None)
+    if by_qid is not None and by_line is not None:
+        assert by_qid.tolist() == by_line.tolist()
