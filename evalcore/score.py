@@ -287,7 +287,10 @@ class MeansBackfill:
     def _work(self) -> None:
         while True:
             with self._lock:
-                if not self._todo or _exiting():
+                if _exiting():
+                    self._done.set()  # (nothing more will be scored: a waiter is not kept waiting)
+                    return
+                if not self._todo:
                     return
                 r = self._todo.pop(0)
             try:
@@ -298,6 +301,7 @@ class MeansBackfill:
                     self.means[r] = run_means(got, self.measures)
             except Exception:  # a background pass must never die silently half-way
                 if _exiting():  # the process is exiting (a stopped dashboard): not the run's fault
+                    self._done.set()
                     return
                 logging.getLogger(__name__).exception("scoring run %s for the trend failed", r)
                 self.failed.add(r)

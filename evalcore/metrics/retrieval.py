@@ -73,7 +73,7 @@ def ranks_as_listed(df: pl.DataFrame, *, by_line: bool = False) -> np.ndarray | 
     if by_line:
         if df["line"].null_count():
             return None
-        line = df["line"].to_numpy()
+        line = df["line"].to_numpy().astype(np.int64, copy=False)  # (unsigned differences wrap)
         step = line[1:] - line[:-1]
         if step.size and step.min() < 0:
             return None  # lines out of order: a question's rows may be in two blocks

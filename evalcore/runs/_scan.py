@@ -683,9 +683,10 @@ def lift_grades(
 
 @njit(cache=True, nogil=True)
 def repeat_in_lines(line: np.ndarray, h: np.ndarray) -> int:
-    """The first row whose hash ``h`` already appeared among the rows of its ``line`` (a chunk twice
-    in one ranked list), -1 if none, -2 if ``line`` is not in order (rows of a line apart). One pass
-    over the rows: each line's few hashes compared pairwise, a long line's sorted."""
+    """A row whose hash ``h`` appeared before among the rows of its ``line`` (a chunk twice in one
+    ranked list), -1 if none, -2 if ``line`` is not in order (rows of a line apart). One pass over
+    the rows: each line's few hashes compared pairwise, a long line's sorted. Called with read-only
+    arrays (as polars hands them over), the signature :func:`warm_up` compiles."""
     n = line.shape[0]
     i = 0
     while i < n:
@@ -710,7 +711,10 @@ def repeat_in_lines(line: np.ndarray, h: np.ndarray) -> int:
 
 def warm_up() -> None:
     """Load the compiled functions (numba's disk cache, or a compile after an install)."""
-    repeat_in_lines(np.zeros(2, np.int64), np.zeros(2, np.uint64))
+    line, h = np.zeros(2, np.int64), np.zeros(2, np.uint64)
+    line.setflags(write=False)
+    h.setflags(write=False)
+    repeat_in_lines(line, h)
     tiny = np.frombuffer(b'{"r":[{"chunk_id":"a","score":1}]}\n', np.uint8)
     scan_jsonl(tiny, np.zeros(1, np.int64))
     lift_list(tiny, np.frombuffer(b"r", np.uint8), _LIFT_NAMES, _LIFT_ENDS, np.array(LIFT_STRINGS), 3, 2)

@@ -168,17 +168,20 @@ COMPILED_CHECK_FROM = 1_000_000
 def _each_chunk_once(retrieved: pl.DataFrame) -> bool:
     """Whether no chunk id appears twice in one ranked list (one line). True is certain; False may
     be a hash collision (never seen), which the caller's grouping then finds to be no repeat."""
-    import sys
+    import numpy as np
 
     from evalcore.runs.jsonl import scanner_compiled
 
-    if retrieved.height >= COMPILED_CHECK_FROM and (
-        "evalcore.runs._scan" in sys.modules or scanner_compiled()
-    ):
+    if retrieved.height >= COMPILED_CHECK_FROM and scanner_compiled("repeat_in_lines"):
         from evalcore.runs._scan import repeat_in_lines
 
         # Lines in file order, each list's rows together: each list's chunk-id hashes compared.
-        found = repeat_in_lines(retrieved["line"].to_numpy(), retrieved["chunk_id"].hash(2).to_numpy())
+        # Read-only, whether polars hands over a view or a copy: the one signature compiled.
+        line = retrieved["line"].to_numpy().astype(np.int64, copy=False)
+        h = retrieved["chunk_id"].hash(2).to_numpy()
+        line.setflags(write=False)
+        h.setflags(write=False)
+        found = repeat_in_lines(line, h)
         if found != -2:  # -2: rows of one line apart (not as a file is read): counted below
             return found == -1
     # Distinct (line, chunk id) hashes counted: no grouping at all.

@@ -507,10 +507,11 @@ _WANTED = threading.Event()  # a folder worth the scanner is being read: every f
 _WARMING = threading.Lock()
 
 
-def scanner_compiled() -> bool:
-    """Whether numba's disk cache (beside the scanner's source) holds the lifter — else loading the
-    scanner means compiling it: several seconds holding the interpreter."""
-    return any((Path(__file__).parent / "__pycache__").glob("_scan.lift_list-*.nbi"))
+def scanner_compiled(function: str = "lift_list") -> bool:
+    """Whether numba's disk cache (beside the scanner's source) holds this function of the scanner
+    (by default the lifter) — else calling it means compiling it: several seconds holding the
+    interpreter."""
+    return any((Path(__file__).parent / "__pycache__").glob(f"_scan.{function}-*.nbi"))
 
 
 def _warm_scanner(then: Callable[[], None] | None = None) -> None:

@@ -151,8 +151,8 @@ def _cache_read(path: Path) -> dict[str, pl.DataFrame] | None:
 
 # A run's parsed frames under this size are kept as parsed and cached by a background writer (the
 # first view does not wait for the disk: a run of 10,000 questions x 20 chunks is ~10 MB). Bigger
-# ones — chunk texts, answers, a million questions — are kept the same way while a process has kept
-# less than KEEP_PARSED_BUDGET of them (writing a million-question run's 2.4 GB took 4.2 s of the
+# ones — chunk texts, answers, a million questions — are kept the same way while the ones a process
+# kept, this one included, fit in KEEP_PARSED_BUDGET (writing a million-question run's 2.4 GB took 4.2 s of the
 # first `evalcore metrics`); past it they are written at once and swapped for their memory-mapped
 # cache file, so that a folder of many such runs seen for the first time does not hold them all in
 # memory.
@@ -160,11 +160,18 @@ KEEP_PARSED_BELOW = 16 << 20
 
 
 def _budget() -> int:
-    """An eighth of the machine's memory (3 GB of 24 GB), else 1 GB."""
+    """An eighth of the memory this process may use (3 GB of this machine's 24 GB): the machine's,
+    or a container's limit when lower (cgroup v2, then v1); else 1 GB."""
     try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 8
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):
         return 1 << 30
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            total = min(total, int(Path(limit).read_text().strip()))
+        except (OSError, ValueError):  # absent, or "max"
+            continue
+    return total // 8
 
 
 KEEP_PARSED_BUDGET = _budget()

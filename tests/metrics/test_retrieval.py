@@ -385,3 +385,6 @@ def test_rank_of_a_frame_already_in_order_is_the_rank_of_the_sorted_frame(
     assert (by_qid is None) == (by_line is None)
     if by_qid is not None and by_line is not None:
         assert by_qid.tolist() == by_line.tolist()
+    # Unsigned line numbers (a row index, rle_id) whose differences would wrap: the same answer.
+    unsigned = ranks_as_listed(lined.with_columns(pl.col("line").cast(pl.UInt32)), by_line=True)
+    assert (unsigned is None) == (by_line is None)

@@ -329,7 +329,7 @@ def test_right_after_an_install_the_lifter_compiles_in_another_process(
     after: list[bool] = []
     monkeypatch.setattr(jsonl, "_COMPILED", threading.Event())
     monkeypatch.setattr(jsonl, "_WARMING", threading.Lock())
-    monkeypatch.setattr(jsonl, "scanner_compiled", lambda: False)
+    monkeypatch.setattr(jsonl, "scanner_compiled", lambda *a: False)
     monkeypatch.setattr("evalcore.metrics.retrieval.compile_elsewhere", spawned.append)
     jsonl.load_scanner_for(jsonl.SCAN_WORTH, then=lambda: after.append(jsonl._COMPILED.is_set()))
     assert spawned == ["from evalcore.runs._scan import warm_up; warm_up()"]
@@ -337,7 +337,7 @@ def test_right_after_an_install_the_lifter_compiles_in_another_process(
     assert after == [False]
 
     monkeypatch.setattr(jsonl, "_WARMING", threading.Lock())
-    monkeypatch.setattr(jsonl, "scanner_compiled", lambda: True)
+    monkeypatch.setattr(jsonl, "scanner_compiled", lambda *a: True)
     done = threading.Event()
     jsonl.load_scanner_for(
         jsonl.SCAN_WORTH, then=lambda: (after.append(jsonl._COMPILED.is_set()), done.set())

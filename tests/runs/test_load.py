@@ -380,7 +380,8 @@ def test_a_first_load_caches_small_runs_in_the_background_and_big_ones_at_once(
     """A folder's first view does not wait for the disk: small runs are written to the cache by a
     background thread at the lowest priority (the loading thread keeps its own), and a reload in the
     same process meanwhile is served from memory without waiting for it; runs above
-    ``KEEP_PARSED_BELOW`` are written before the load returns and swapped for their cache files."""
+    ``KEEP_PARSED_BELOW`` are kept the same way within ``KEEP_PARSED_BUDGET``, and past it written
+    before the load returns and swapped for their cache files."""
     import threading
 
     import evalcore.cache as cache
@@ -781,7 +782,7 @@ def test_a_chunk_twice_in_one_ranked_list_is_named_by_both_checks(
 
         scan = importlib.import_module("evalcore.runs._scan")  # as the check imports it (sys.modules)
 
-        monkeypatch.setattr(jsonl, "scanner_compiled", lambda: True)
+        monkeypatch.setattr(jsonl, "scanner_compiled", lambda *a: True)
 
         calls: list[int] = []
         real = scan.repeat_in_lines
