@@ -174,14 +174,17 @@ def test_a_team_on_two_servers(team: dict, browser) -> None:  # type: ignore[no-
         qid = cases.filter((cases["split"] == "dev") & cases["answerable"])["qid"][0]
         open_page(ben, f"{a}/Question?qid={qid}&run={RUN}")
         ben.get_by_text("Re-judge this question").click()
-        ben.locator(".st-key-q_rejudge button").click()
+        button = ben.locator(".st-key-q_rejudge button")
+        button.wait_for(state="visible", timeout=60_000)  # (the expander opened, under load too)
+        assert button.is_enabled(), main_text(ben)[-1500:]
+        button.click()
         wait_rendered(ben, 90_000)
         with Store(team["store"]) as store:  # the verdict is committed as it arrives
             deadline = time.monotonic() + 60
             while [r.verdicts for r in store.revisions(RUN)] != [1] and time.monotonic() < deadline:
                 time.sleep(0.2)
             assert [r.verdicts for r in store.revisions(RUN)] == [1], (
-                "the operator's re-judge is in the store"
+                "the operator's re-judge is in the store; the page says: " + main_text(ben)[-1500:]
             )
         wait_rendered(ben, 90_000)
         sent = sum(team["api"].requests.values())
